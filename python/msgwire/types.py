@@ -1,0 +1,510 @@
+"""Every public type of msgwire: canonical schema v1 as msgspec Structs.
+
+The JSON field names here are the contract with the Rust core (``rust/core/src/canonical.rs``)
+and with stored sessions; change them only together with a schema version bump.
+
+Messages and blocks are frozen, tagged by ``"type"``, omit fields equal to their default, and
+are not tracked by the cycle collector (``gc=False``): they hold no references back to
+containers, which makes decoding large histories much cheaper.
+
+``UnknownMessage`` and ``UnknownBlock`` keep a document from a newer version readable: they
+hold the original JSON bytes and write them back unchanged. They are plain classes, not
+Structs, so that the encoder writes their bytes inline; msgspec's decoder only ever sees the
+known tags (see ``codec.py`` for the fallback that produces the unknown ones).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
+
+import msgspec
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Approval",
+    "AssistantMessage",
+    "Base64Source",
+    "ContentBlock",
+    "Event",
+    "FileReferenceBlock",
+    "FileStatus",
+    "ImageBlock",
+    "ImageSource",
+    "MCPResourceBlock",
+    "Message",
+    "MessageEnd",
+    "MessageStart",
+    "PathSource",
+    "RecognitionMode",
+    "Request",
+    "Session",
+    "StopReason",
+    "TextBlock",
+    "TextDelta",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "ToolCallBegin",
+    "ToolCallBlock",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolError",
+    "ToolResultMessage",
+    "ToolStatus",
+    "UnknownBlock",
+    "UnknownMessage",
+    "UrlSource",
+    "Usage",
+    "UsageEvent",
+    "UserMessage",
+    "UserSource",
+    "assistant",
+    "new_id",
+    "now",
+    "system_control",
+    "tool_result",
+    "user",
+]
+
+SCHEMA_VERSION = 1
+
+StopReason = Literal[
+    "end_turn", "length", "tool_use", "content_filter", "refusal", "pause", "error", "aborted", "unknown"
+]
+Approval = Literal["pending", "approved", "denied"]
+ToolStatus = Literal["success", "error", "denied"]
+FileStatus = Literal["pending", "resolved", "error"]
+RecognitionMode = Literal["vision", "ocr", "auto"]
+UserSource = Literal["direct", "broadcast", "synthetic"]
+
+
+# --- ids and clocks -------------------------------------------------------------------------
+
+_id_lock = threading.Lock()
+_id_last_ms = 0
+_id_counter = 0
+
+
+def new_id() -> str:
+    """A UUIDv7 string: time-ordered (sorts by creation), unique across processes.
+
+    Within one millisecond a 12-bit counter keeps ids from one process monotonic (RFC 9562,
+    section 6.2, method 1); it starts at a random value below 2048 each new millisecond.
+    """
+    global _id_last_ms, _id_counter
+    rand = int.from_bytes(os.urandom(8), "big")
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        if ms > _id_last_ms:
+            _id_last_ms, _id_counter = ms, rand >> 53
+        elif _id_counter < 0xFFF:
+            _id_counter += 1
+        else:  # counter spent within one millisecond: borrow the next one
+            _id_last_ms, _id_counter = _id_last_ms + 1, 0
+        ms, counter = _id_last_ms, _id_counter
+    value = (ms & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand & ((1 << 62) - 1)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def now() -> _dt.datetime:
+    """The current time, timezone-aware UTC (the only kind of timestamp the schema stores)."""
+    return _dt.datetime.now(_dt.UTC)
+
+
+# --- bases ----------------------------------------------------------------------------------
+
+
+class _Tagged(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False, tag_field="type"):
+    """Base of every tagged object: messages, blocks, events."""
+
+
+class _Plain(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """Base of untagged value objects nested inside tagged ones."""
+
+
+class _Raw:
+    """Shared behaviour of UnknownMessage and UnknownBlock: original JSON kept byte-for-byte."""
+
+    __slots__ = ("raw", "type")
+    kind: ClassVar[str]
+
+    def __init__(self, raw: bytes | str, type: str) -> None:  # noqa: A002 - mirrors the JSON tag
+        object.__setattr__(self, "raw", raw.encode() if isinstance(raw, str) else bytes(raw))
+        object.__setattr__(self, "type", type)
+
+    raw: bytes
+    type: str
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def data(self) -> Any:
+        """The original JSON, decoded to Python objects."""
+        return msgspec.json.decode(self.raw)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.raw == other.raw  # type: ignore[attr-defined, no-any-return]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.raw))
+
+    def __repr__(self) -> str:
+        shown = self.raw if len(self.raw) <= 60 else self.raw[:57] + b"..."
+        return f"{type(self).__name__}(type={self.type!r}, raw={shown!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.raw, self.type))
+
+
+class UnknownBlock(_Raw):
+    """A content block whose ``type`` this version does not know; written back unchanged."""
+
+    __slots__ = ()
+    kind = "block"
+
+
+class UnknownMessage(_Raw):
+    """A message whose ``type`` this version does not know; written back unchanged."""
+
+    __slots__ = ()
+    kind = "message"
+
+
+# --- content blocks -------------------------------------------------------------------------
+
+
+class TextBlock(_Tagged, tag="text", kw_only=True):
+    text: str
+
+
+class ThinkingBlock(_Tagged, tag="thinking", kw_only=True):
+    """Model reasoning. ``signature`` must be sent back unchanged to the provider that made it;
+    ``redacted`` holds the opaque data of a redacted (encrypted) thinking block."""
+
+    thinking: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+
+class UrlSource(_Tagged, tag="url", kw_only=True):
+    url: str
+
+
+class Base64Source(_Tagged, tag="base64", kw_only=True):
+    media_type: str
+    data: str
+
+
+class PathSource(_Tagged, tag="path", kw_only=True):
+    path: str
+    media_type: str | None = None
+
+
+ImageSource = Union[UrlSource, Base64Source, PathSource]
+
+
+class ImageBlock(_Tagged, tag="image", kw_only=True):
+    source: ImageSource
+    recognition_mode: RecognitionMode = "auto"
+    recognized_text: str | None = None
+    vision_analysis: str | None = None
+    confidence: float | None = None
+    mode_used: Literal["vision", "ocr"] | None = None
+    error: str | None = None
+
+
+class FileReferenceBlock(_Tagged, tag="file_reference", kw_only=True):
+    """A file (or a 1-indexed, inclusive line range of it) the user pointed at."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    resolved_content: str | None = None
+    status: FileStatus = "pending"
+    error: str | None = None
+
+
+class MCPResourceBlock(_Tagged, tag="mcp_resource", kw_only=True):
+    server_name: str
+    resource_uri: str
+    content: str | None = None
+    mime_type: str | None = None
+    retrieved_at: _dt.datetime | None = None
+
+
+class ToolCallBlock(_Tagged, tag="tool_call", kw_only=True):
+    """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
+    ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+    approval: Approval = "pending"
+    malformed: bool = False
+
+    def parsed_arguments(self) -> Any:
+        """``arguments`` decoded; an empty string means no arguments (``{}``)."""
+        return msgspec.json.decode(self.arguments) if self.arguments.strip() else {}
+
+
+# At run time msgspec sees only the known tags; type checkers also see the unknown fallback.
+if TYPE_CHECKING:
+    ContentBlock = Union[
+        TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock, UnknownBlock
+    ]
+else:
+    ContentBlock = Union[TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock]
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+class Usage(_Plain, kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class ToolError(_Plain, kw_only=True):
+    message: str
+    traceback: str | None = None
+    recoverable: bool = True
+
+
+class _Message(_Tagged):
+    id: str = msgspec.field(default_factory=new_id)
+    timestamp: _dt.datetime = msgspec.field(default_factory=now)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined (thinking, tool calls and attachments left out)."""
+        content: list[Any] = getattr(self, "content", [])
+        return "".join(b.text for b in content if type(b) is TextBlock)
+
+
+class UserMessage(_Message, tag="user", kw_only=True):
+    content: list[ContentBlock] = msgspec.field(default_factory=list)
+    source: UserSource = "direct"
+
+
+class AssistantMessage(_Message, tag="assistant", kw_only=True):
+    content: list[ContentBlock] = msgspec.field(default_factory=list)
+    stop_reason: StopReason | None = None
+    raw_stop_reason: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    provider: str | None = None
+    response_id: str | None = None
+
+    @property
+    def tool_calls(self) -> list[ToolCallBlock]:
+        return [b for b in self.content if type(b) is ToolCallBlock]
+
+    @property
+    def thinking(self) -> str:
+        return "".join(b.thinking for b in self.content if type(b) is ThinkingBlock)
+
+
+class ToolResultMessage(_Message, tag="tool_result", kw_only=True):
+    tool_call_id: str
+    tool_name: str | None = None
+    content: list[ContentBlock] = msgspec.field(default_factory=list)
+    is_error: bool = False
+    status: ToolStatus = "success"
+    error: ToolError | None = None
+    started_at: _dt.datetime | None = None
+    duration_ms: float | None = None
+
+
+class SystemControlMessage(_Message, tag="system_control", kw_only=True):
+    """A change of state of the conversation (mode change, branch switch, ...): kept in the
+    history and the audit trail, never sent to a model."""
+
+    control: str
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+if TYPE_CHECKING:
+    Message = Union[UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage]
+else:
+    Message = Union[UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage]
+
+
+# --- session --------------------------------------------------------------------------------
+
+
+class Session(msgspec.Struct, kw_only=True):
+    """A conversation: the versioned envelope that ``msgwire.dumps`` writes.
+
+    Mutable (``append`` adds a message and moves ``updated_at``); the messages themselves are
+    immutable, so ``clone()`` copies only the list and the metadata.
+    """
+
+    version: int = SCHEMA_VERSION
+    id: str = msgspec.field(default_factory=new_id)
+    system_prompt: str | None = None
+    created_at: _dt.datetime = msgspec.field(default_factory=now)
+    updated_at: _dt.datetime = msgspec.field(default_factory=now)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    messages: list[Message] = msgspec.field(default_factory=list)
+
+    def append(self, *messages: Message) -> Session:
+        """Add messages at the end; returns the session so calls can be chained."""
+        self.messages.extend(messages)
+        self.updated_at = now()
+        return self
+
+    def clone(self, *, new_id: bool = True) -> Session:
+        """A deep copy that evolves independently (a fork). Messages are immutable and shared;
+        the list and the metadata are copied. The fork gets a new id unless ``new_id=False``."""
+        from copy import deepcopy
+
+        return Session(
+            version=self.version,
+            id=_new_id() if new_id else self.id,
+            system_prompt=self.system_prompt,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            metadata=deepcopy(self.metadata),
+            messages=[deepcopy(m) if type(m) is SystemControlMessage else m for m in self.messages],
+        )
+
+    def messages_for_model(self) -> list[Message]:
+        """What a model should see: every message except ``system_control`` (and unknown ones,
+        which no provider could read)."""
+        return [m for m in self.messages if type(m) is not SystemControlMessage and type(m) is not UnknownMessage]
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """One database row per message, ``{"kind", "id", "timestamp", "data_json"}``."""
+        from .codec import session_to_rows
+
+        return session_to_rows(self)
+
+    @classmethod
+    def from_rows(cls, rows: Any, **envelope: Any) -> Session:
+        """The inverse of ``to_rows``; also reads legacy rows (``kind`` system / user /
+        assistant / tool_call / tool_result with ``content`` or ``data_json``)."""
+        from .codec import session_from_rows
+
+        return session_from_rows(rows, **envelope)
+
+
+_new_id = new_id  # Session.clone's keyword shadows the function name
+
+
+class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one model call sends, before a dialect shapes it (request-level validation)."""
+
+    model: str
+    messages: list[Message] = msgspec.field(default_factory=list)
+    system_prompt: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+# --- stream events --------------------------------------------------------------------------
+
+
+class MessageStart(_Tagged, tag="message_start", kw_only=True):
+    message_id: str | None = None
+    response_id: str | None = None
+    model: str | None = None
+    provider: str | None = None
+
+
+class TextDelta(_Tagged, tag="text_delta", kw_only=True):
+    text: str
+    index: int = 0
+
+
+class ThinkingDelta(_Tagged, tag="thinking_delta", kw_only=True):
+    thinking: str = ""
+    signature: str | None = None
+    index: int = 0
+
+
+class ToolCallBegin(_Tagged, tag="tool_call_begin", kw_only=True):
+    index: int
+    id: str
+    name: str
+
+
+class ToolCallDelta(_Tagged, tag="tool_call_delta", kw_only=True):
+    """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
+    the stream was asked for partial arguments (``UNSET`` otherwise)."""
+
+    index: int
+    fragment: str
+    parsed: Any = msgspec.UNSET
+
+
+class ToolCallEnd(_Tagged, tag="tool_call_end", kw_only=True):
+    index: int
+    block: ToolCallBlock
+
+
+class UsageEvent(_Tagged, tag="usage", kw_only=True):
+    usage: Usage
+
+
+class MessageEnd(_Tagged, tag="message_end", kw_only=True):
+    stop_reason: StopReason | None = None
+    raw_stop_reason: str | None = None
+
+
+Event = Union[
+    MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd
+]
+
+
+# --- short constructors ---------------------------------------------------------------------
+
+
+def _blocks(content: str | ContentBlock | list[ContentBlock]) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    if isinstance(content, list):
+        return content
+    return [content]
+
+
+def user(content: str | ContentBlock | list[ContentBlock], **fields: Any) -> UserMessage:
+    """``user("hi")``: a user message from a string, a block, or a list of blocks."""
+    return UserMessage(content=_blocks(content), **fields)
+
+
+def assistant(content: str | ContentBlock | list[ContentBlock] = "", **fields: Any) -> AssistantMessage:
+    """``assistant("hello")``: an assistant message (an empty string gives no blocks)."""
+    return AssistantMessage(content=_blocks(content) if content != "" else [], **fields)
+
+
+def tool_result(
+    tool_call_id: str, content: str | ContentBlock | list[ContentBlock], **fields: Any
+) -> ToolResultMessage:
+    """``tool_result(call.id, "42")``: the output of a tool call."""
+    return ToolResultMessage(tool_call_id=tool_call_id, content=_blocks(content), **fields)
+
+
+def system_control(control: str, **params: Any) -> SystemControlMessage:
+    """``system_control("mode_change", old="plan", new="act")``."""
+    return SystemControlMessage(control=control, params=params)

@@ -1,0 +1,399 @@
+//! Canonical schema v1: the contract between the Rust core and the Python types.
+//!
+//! Field names, field order and which fields are left out at their default mirror
+//! `python/msgwire/types.py` exactly, so that both sides write the same bytes for the same
+//! document (a test in `tests/test_contract.py` proves it on a corpus). Timestamps stay RFC 3339
+//! strings and free-form objects (`metadata`, `params`) stay raw JSON: the core never needs to
+//! interpret them, and keeping their text keeps the round trip exact.
+//!
+//! A message or block whose `type` this version does not know is kept as raw JSON
+//! ([`Message::Unknown`], [`Block::Unknown`]) and written back unchanged.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+
+/// The schema version this crate reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A conversation: the versioned envelope.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Session {
+    pub version: u32,
+    pub id: String,
+    pub system_prompt: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub metadata: Box<RawValue>,
+    pub messages: Vec<Message>,
+}
+
+/// A conversation message, tagged by `type`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    User(UserMessage),
+    Assistant(AssistantMessage),
+    ToolResult(ToolResultMessage),
+    SystemControl(SystemControlMessage),
+    #[serde(untagged)]
+    Unknown(Box<RawValue>),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UserMessage {
+    pub id: String,
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<Block>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub source: UserSource,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    pub id: String,
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolResultMessage {
+    pub id: String,
+    pub timestamp: String,
+    pub tool_call_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<Block>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub is_error: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub status: ToolStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SystemControlMessage {
+    pub id: String,
+    pub timestamp: String,
+    pub control: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Box<RawValue>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cache_read_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cache_write_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub reasoning_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub recoverable: bool,
+}
+
+/// A content block, tagged by `type`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text(TextBlock),
+    Thinking(ThinkingBlock),
+    Image(ImageBlock),
+    FileReference(FileReferenceBlock),
+    McpResource(McpResourceBlock),
+    ToolCall(ToolCallBlock),
+    #[serde(untagged)]
+    Unknown(Box<RawValue>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextBlock {
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThinkingBlock {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thinking: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageBlock {
+    pub source: ImageSource,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub recognition_mode: RecognitionMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recognized_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision_analysis: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_used: Option<ModeUsed>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ImageSource {
+    Url {
+        url: String,
+    },
+    Base64 {
+        media_type: String,
+        data: String,
+    },
+    Path {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileReferenceBlock {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_content: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub status: FileStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpResourceBlock {
+    pub server_name: String,
+    pub resource_uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieved_at: Option<String>,
+}
+
+/// A tool call; `arguments` is the JSON text exactly as the model streamed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallBlock {
+    pub id: String,
+    pub name: String,
+    #[serde(default = "empty_object", skip_serializing_if = "is_empty_object")]
+    pub arguments: String,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub approval: Approval,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub malformed: bool,
+}
+
+/// A closed set of strings, written in `snake_case`; the `#[default]` one is left out when written.
+macro_rules! string_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+    };
+}
+
+string_enum!(
+    /// Why the model stopped, mapped from each provider's own value.
+    StopReason { EndTurn, Length, ToolUse, ContentFilter, Refusal, Pause, Error, Aborted, #[default] Unknown }
+);
+string_enum!(UserSource { #[default] Direct, Broadcast, Synthetic });
+string_enum!(ToolStatus { #[default] Success, Error, Denied });
+string_enum!(FileStatus { #[default] Pending, Resolved, Error });
+string_enum!(RecognitionMode { Vision, Ocr, #[default] Auto });
+string_enum!(ModeUsed { #[default] Vision, Ocr });
+string_enum!(Approval { #[default] Pending, Approved, Denied });
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn empty_object() -> String {
+    "{}".to_owned()
+}
+
+fn is_empty_object(value: &str) -> bool {
+    value == "{}"
+}
+
+/// The `type` tag of a raw JSON object, read without decoding the rest.
+#[derive(Deserialize)]
+struct Tag<'a> {
+    #[serde(rename = "type", borrow)]
+    tag: std::borrow::Cow<'a, str>,
+}
+
+/// Decode a tagged object: `known` maps a tag to its decoded value, `None` for unknown tags,
+/// which are then kept raw.
+fn tagged<'de, D, T>(
+    deserializer: D,
+    known: impl FnOnce(&str, &str) -> Option<serde_json::Result<T>>,
+    unknown: impl FnOnce(Box<RawValue>) -> T,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = Box::<RawValue>::deserialize(deserializer)?;
+    let tag: Tag<'_> = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+    match known(&tag.tag, raw.get()) {
+        Some(decoded) => decoded.map_err(D::Error::custom),
+        None => Ok(unknown(raw)),
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        tagged(
+            deserializer,
+            |tag, json| match tag {
+                "user" => Some(serde_json::from_str(json).map(Message::User)),
+                "assistant" => Some(serde_json::from_str(json).map(Message::Assistant)),
+                "tool_result" => Some(serde_json::from_str(json).map(Message::ToolResult)),
+                "system_control" => Some(serde_json::from_str(json).map(Message::SystemControl)),
+                _ => None,
+            },
+            Message::Unknown,
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        tagged(
+            deserializer,
+            |tag, json| match tag {
+                "text" => Some(serde_json::from_str(json).map(Block::Text)),
+                "thinking" => Some(serde_json::from_str(json).map(Block::Thinking)),
+                "image" => Some(serde_json::from_str(json).map(Block::Image)),
+                "file_reference" => Some(serde_json::from_str(json).map(Block::FileReference)),
+                "mcp_resource" => Some(serde_json::from_str(json).map(Block::McpResource)),
+                "tool_call" => Some(serde_json::from_str(json).map(Block::ToolCall)),
+                _ => None,
+            },
+            Block::Unknown,
+        )
+    }
+}
+
+/// Read a canonical session envelope.
+pub fn read_session(input: &[u8]) -> Result<Session, Error> {
+    let session: Session = serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))?;
+    if session.version != SCHEMA_VERSION {
+        return Err(Error::schema(
+            format!("session version {} (this core reads version {SCHEMA_VERSION})", session.version),
+            None,
+        ));
+    }
+    Ok(session)
+}
+
+/// Write a value of the canonical schema as compact JSON.
+pub fn write<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(value).map_err(|e| Error::schema(e.to_string(), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(json: &str) -> String {
+        let session = read_session(json.as_bytes()).expect("reads");
+        String::from_utf8(write(&session).expect("writes")).expect("utf-8")
+    }
+
+    #[test]
+    fn round_trips_every_message_kind_and_default() {
+        let doc = concat!(
+            r#"{"version":1,"id":"s1","system_prompt":null,"created_at":"2026-01-01T00:00:00Z","#,
+            r#""updated_at":"2026-01-01T00:00:00Z","metadata":{"b":1,"a":[true,null]},"messages":["#,
+            r#"{"type":"user","id":"m1","timestamp":"2026-01-01T00:00:00Z","content":[{"type":"text","text":"hi"}]},"#,
+            r#"{"type":"assistant","id":"m2","timestamp":"2026-01-01T00:00:01.5Z","content":["#,
+            r#"{"type":"thinking","thinking":"hm","signature":"sig"},"#,
+            r#"{"type":"tool_call","id":"c1","name":"f","arguments":"{\"x\": 1}","approval":"approved"}],"#,
+            r#""stop_reason":"tool_use","raw_stop_reason":"tool_calls","usage":{"input_tokens":3,"output_tokens":4}},"#,
+            r#"{"type":"tool_result","id":"m3","timestamp":"2026-01-01T00:00:02Z","tool_call_id":"c1","#,
+            r#""content":[{"type":"text","text":"42"}],"is_error":true,"status":"error","#,
+            r#""error":{"message":"boom","recoverable":false},"duration_ms":12.5},"#,
+            r#"{"type":"system_control","id":"m4","timestamp":"2026-01-01T00:00:03Z","control":"mode_change","params":{"old":"a","new":"b"}}"#,
+            r#"]}"#
+        );
+        assert_eq!(roundtrip(doc), doc);
+    }
+
+    #[test]
+    fn keeps_unknown_messages_and_blocks_byte_for_byte() {
+        let doc = concat!(
+            r#"{"version":1,"id":"s","system_prompt":"be brief","created_at":"t","updated_at":"t","metadata":{},"messages":["#,
+            r#"{"type":"hologram","z":  [1, 2]},"#,
+            r#"{"type":"user","id":"m","timestamp":"t","content":[{"type":"smell","odor":"rose" }]}]}"#
+        );
+        let session = read_session(doc.as_bytes()).expect("reads");
+        assert!(matches!(session.messages[0], Message::Unknown(_)));
+        assert_eq!(roundtrip(doc), doc);
+    }
+
+    #[test]
+    fn errors_carry_a_byte_offset() {
+        let err = read_session(b"{\"version\":1,\n\"id\": }").expect_err("malformed");
+        assert_eq!(err.offset, Some(20));
+        assert!(err.to_string().contains("(byte 20)"), "{err}");
+        let err = read_session(br#"{"version":2}"#).expect_err("newer");
+        assert!(err.to_string().contains("version 2"), "{err}");
+    }
+}

@@ -1,0 +1,30 @@
+//! The Python binding of msgwire-core, built as `msgwire._core`.
+//!
+//! Thin on purpose: convert arguments, release the GIL around work on large buffers, and map
+//! every core error to a `msgwire` exception (see `errors.rs`). No wire rule lives here.
+
+mod errors;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+mod _core {
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+
+    use crate::errors::to_py;
+
+    #[pymodule_export]
+    #[allow(non_upper_case_globals)] // a Python dunder name
+    const __version__: &str = env!("CARGO_PKG_VERSION");
+
+    /// Read a canonical session envelope and write it back (the contract check: the Rust
+    /// core reads and writes the same JSON as the Python types).
+    #[pyfunction]
+    fn normalize_session<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+        let written = py
+            .detach(|| msgwire_core::canonical::read_session(data).and_then(|s| msgwire_core::canonical::write(&s)))
+            .map_err(|e| to_py(py, &e))?;
+        Ok(PyBytes::new(py, &written))
+    }
+}

@@ -54,6 +54,10 @@ lint: build ## clippy (pedantic), rustfmt, ruff, mypy, stubtest
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest msgwire._core
 
+.PHONY: schema
+schema: build ## Regenerate docs/schema-v1.json from the types
+	$(BIN)/python -m msgwire.schema > docs/schema-v1.json
+
 .PHONY: lock
 lock: ## Re-pin requirements/dev.txt from the newest versions of the direct dependencies
 	rm -rf /tmp/msgwire-lock && $(PYTHON) -m venv /tmp/msgwire-lock

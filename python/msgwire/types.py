@@ -121,6 +121,11 @@ def now() -> _dt.datetime:
 class _Tagged(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False, tag_field="type"):
     """Base of every tagged object: messages, blocks, events."""
 
+    @property
+    def type(self) -> str:
+        """The ``"type"`` tag written in JSON (as on ``UnknownMessage`` / ``UnknownBlock``)."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
 
 class _Plain(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Base of untagged value objects nested inside tagged ones."""

@@ -12,6 +12,53 @@ pub enum ErrorKind {
     Json { detail: String },
     /// Valid JSON of the wrong shape for the canonical schema.
     Schema { detail: String },
+    /// A configured limit was exceeded (`max_line_size`, `max_event_size`, `max_tool_args_size`,
+    /// `max_depth`): the input is refused rather than buffered without bound.
+    Limit { name: &'static str, limit: usize },
+    /// The provider reported an error inside the stream (`event: error`, an `error` object).
+    Provider { error_type: String, message: String },
+    /// The stream ended before the provider's terminal marker (`[DONE]`, `message_stop`, ...).
+    Truncated { detail: String },
+    /// JSON that breaks the grammar (RFC 8259); which rule is in [`JsonSyntax`].
+    JsonSyntax(JsonSyntax),
+    /// JSON nested deeper than `max_depth` arrays and objects (refused, never a stack overflow).
+    JsonTooDeep { max_depth: usize },
+}
+
+/// Which JSON grammar rule was broken (found by `partial`'s incremental parser and validator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonSyntax {
+    /// A byte that can neither start nor continue anything at this point.
+    UnexpectedChar,
+    /// The input ended inside a value.
+    UnexpectedEof,
+    /// Something other than whitespace after the one top-level value.
+    TrailingChars,
+    /// A malformed number (`-x`, `1.e5`, `1e+`).
+    InvalidNumber,
+    /// An unknown escape (`\x`) or a bad hex digit in `\uXXXX`.
+    InvalidEscape,
+    /// A `\uXXXX` surrogate without its other half (the offset is its backslash).
+    LoneSurrogate,
+    /// A raw control character (below U+0020) inside a string.
+    ControlChar,
+    /// Bytes that are not UTF-8.
+    InvalidUtf8,
+}
+
+impl fmt::Display for JsonSyntax {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::UnexpectedChar => "unexpected character",
+            Self::UnexpectedEof => "unexpected end of input",
+            Self::TrailingChars => "trailing characters after the value",
+            Self::InvalidNumber => "invalid number",
+            Self::InvalidEscape => "invalid escape in string",
+            Self::LoneSurrogate => "lone surrogate in \\u escape",
+            Self::ControlChar => "control character in string",
+            Self::InvalidUtf8 => "invalid UTF-8",
+        })
+    }
 }
 
 /// An error and where it happened in the input.
@@ -31,15 +78,39 @@ impl Error {
         Self { kind: ErrorKind::Schema { detail: detail.into() }, offset }
     }
 
-    /// The error of a serde_json failure on `input`, with its line/column turned into a byte offset.
+    pub fn limit(name: &'static str, limit: usize, offset: u64) -> Self {
+        Self { kind: ErrorKind::Limit { name, limit }, offset: usize::try_from(offset).ok() }
+    }
+
+    pub fn provider(error_type: impl Into<String>, message: impl Into<String>, offset: u64) -> Self {
+        let kind = ErrorKind::Provider { error_type: error_type.into(), message: message.into() };
+        Self { kind, offset: usize::try_from(offset).ok() }
+    }
+
+    pub fn truncated(detail: impl Into<String>, offset: u64) -> Self {
+        Self { kind: ErrorKind::Truncated { detail: detail.into() }, offset: usize::try_from(offset).ok() }
+    }
+
+    /// The same error, its offset moved by `base` (an error found inside one event's payload
+    /// becomes an error at a position in the whole stream).
+    #[must_use]
+    pub fn shifted(mut self, base: u64) -> Self {
+        let base = usize::try_from(base).unwrap_or(usize::MAX);
+        self.offset = Some(self.offset.unwrap_or(0).saturating_add(base));
+        self
+    }
+
+    /// The error of a `serde_json` failure on `input`, with its line/column turned into a byte offset.
     pub fn from_serde(err: &serde_json::Error, input: &[u8]) -> Self {
         let offset = byte_offset(input, err.line(), err.column());
-        let detail = err.to_string();
+        // serde_json says "... at line 1 column 40", relative to `input`; the offset replaces it.
+        let text = err.to_string();
+        let detail = text.rfind(" at line ").map_or(text.as_str(), |end| &text[..end]).to_owned();
         if err.is_data() { Self::schema(detail, offset) } else { Self::json(detail, offset) }
     }
 }
 
-/// Byte offset of a 1-based line and column (serde_json counts columns in bytes).
+/// Byte offset of a 1-based line and column (`serde_json` counts columns in bytes).
 fn byte_offset(input: &[u8], line: usize, column: usize) -> Option<usize> {
     if line == 0 {
         return None;
@@ -56,6 +127,11 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::Json { detail } => write!(f, "JSON is malformed: {detail}")?,
             ErrorKind::Schema { detail } => write!(f, "invalid canonical document: {detail}")?,
+            ErrorKind::Limit { name, limit } => write!(f, "{name} exceeded: more than {limit} bytes")?,
+            ErrorKind::Provider { error_type, message } => write!(f, "the provider reported {error_type}: {message}")?,
+            ErrorKind::Truncated { detail } => write!(f, "the stream ended early: {detail}")?,
+            ErrorKind::JsonSyntax(syntax) => write!(f, "JSON is malformed: {syntax}")?,
+            ErrorKind::JsonTooDeep { max_depth } => write!(f, "JSON nested deeper than {max_depth}")?,
         }
         if let Some(offset) = self.offset {
             write!(f, " (byte {offset})")?;

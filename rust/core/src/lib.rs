@@ -2,8 +2,20 @@
 //!
 //! - [`canonical`]: the canonical v1 schema (serde), the contract with the Python types.
 //! - [`error`]: the typed errors every fallible path returns, with byte offsets.
+//! - [`sse`], [`ndjson`]: incremental framers of the two stream formats.
 
+pub mod assemble;
 pub mod canonical;
+pub mod decoder;
+pub mod dialect;
 pub mod error;
+pub mod event;
+pub mod limits;
+pub mod ndjson;
+pub mod partial;
+pub mod sse;
 
+pub use decoder::StreamDecoder;
+pub use dialect::DialectName;
 pub use error::{Error, ErrorKind};
+pub use limits::Limits;

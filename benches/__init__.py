@@ -1,0 +1,1 @@
+"""pytest-benchmark suites: msgwire beside its peers (figures in README.md)."""

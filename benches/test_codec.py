@@ -1,0 +1,114 @@
+"""dumps / loads of a ~1 MB, 900-message session: msgwire beside pydantic-ai and plain msgspec.
+
+Three forms of the same conversation (``workload.py``): a ``msgwire.Session``, a pydantic-ai
+message list for ``ModelMessagesTypeAdapter``, and hand-written msgspec tagged Structs (the
+baseline). Groups ``dumps`` and ``loads`` put the three side by side; ``conftest.py`` prints
+the ratios to msgwire. Every benchmark checks its result after timing (untimed), so a broken
+codec cannot post a figure. Speed itself is never asserted here.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from pydantic_ai import messages as pa
+
+import msgwire
+from benches.workload import (
+    BASELINE_DECODER,
+    BASELINE_ENCODER,
+    PYDANTIC_AI_ADAPTER,
+    BaselineSession,
+    Workload,
+    build,
+)
+
+
+@pytest.fixture(scope="module")
+def w() -> Workload:
+    return build()
+
+
+def test_workload_is_one_conversation_in_three_forms(w: Workload) -> None:
+    """Not a benchmark: the workload has the promised size and mix, and the forms agree."""
+    info = w.describe()
+    assert info["messages"] == 900
+    assert set(info["by_type"]) == {"user", "assistant", "tool_result", "system_control"}
+    assert 900_000 <= info["msgwire_bytes"] <= 1_300_000
+    assert info["tool_errors"] > 0
+    msgwire.validate(w.session)  # a well-formed conversation: every tool result answers a call
+    assert build() is w  # built once per process
+
+    # The baseline writes msgwire's document byte for byte: both parse and write the same JSON.
+    assert w.baseline_json == w.msgwire_json
+
+    # pydantic-ai: the same model-visible content, message for message (system_control left out).
+    model_visible = w.session.messages_for_model()
+    responses = [m for m in w.pydantic_ai if isinstance(m, pa.ModelResponse)]
+    assistants = [m for m in model_visible if type(m) is msgwire.AssistantMessage]
+    assert len(responses) == len(assistants)
+    for r, a in zip(responses, assistants, strict=True):
+        assert [p.content for p in r.parts if isinstance(p, pa.TextPart)] == [
+            b.text for b in a.content if type(b) is msgwire.TextBlock
+        ]
+        assert [p.signature for p in r.parts if isinstance(p, pa.ThinkingPart)] == [
+            b.signature for b in a.content if type(b) is msgwire.ThinkingBlock
+        ]
+        assert [(p.tool_call_id, p.args) for p in r.parts if isinstance(p, pa.ToolCallPart)] == [
+            (b.id, b.arguments) for b in a.tool_calls
+        ]
+        assert (r.provider_response_id, r.usage.input_tokens) == (a.response_id, a.usage and a.usage.input_tokens)
+    request_parts = [p for m in w.pydantic_ai if isinstance(m, pa.ModelRequest) for p in m.parts]
+    results = [m for m in model_visible if type(m) is msgwire.ToolResultMessage]
+    assert [(p.tool_call_id, p.content) for p in request_parts if isinstance(p, pa.ToolReturnPart)] == [
+        (m.tool_call_id, m.content[0].text)
+        for m in results  # type: ignore[union-attr]
+    ]
+    users = [p for p in request_parts if isinstance(p, pa.UserPromptPart)]
+    assert len(users) == sum(1 for m in model_visible if type(m) is msgwire.UserMessage)
+
+
+# --- dumps ------------------------------------------------------------------------------------
+
+
+@pytest.mark.benchmark(group="dumps")
+def test_dumps_msgwire(benchmark, w: Workload) -> None:
+    out = benchmark(msgwire.dumps, w.session)
+    assert msgwire.loads(out) == w.session
+
+
+@pytest.mark.benchmark(group="dumps")
+def test_dumps_msgspec_baseline(benchmark, w: Workload) -> None:
+    out = benchmark(BASELINE_ENCODER.encode, w.baseline)
+    assert BASELINE_DECODER.decode(out) == w.baseline
+    assert out == w.msgwire_json
+
+
+@pytest.mark.benchmark(group="dumps")
+def test_dumps_pydantic_ai(benchmark, w: Workload) -> None:
+    out = benchmark(PYDANTIC_AI_ADAPTER.dump_json, w.pydantic_ai)
+    assert PYDANTIC_AI_ADAPTER.validate_json(out) == w.pydantic_ai
+
+
+# --- loads ------------------------------------------------------------------------------------
+
+
+@pytest.mark.benchmark(group="loads")
+def test_loads_msgwire(benchmark, w: Workload) -> None:
+    session = benchmark(msgwire.loads, w.msgwire_json, type=msgwire.Session)
+    assert type(session) is msgwire.Session
+    assert session == w.session
+
+
+@pytest.mark.benchmark(group="loads")
+def test_loads_msgspec_baseline(benchmark, w: Workload) -> None:
+    session = benchmark(BASELINE_DECODER.decode, w.baseline_json)
+    assert type(session) is BaselineSession
+    assert session == w.baseline
+    assert msgspec.json.encode(session) == w.msgwire_json
+
+
+@pytest.mark.benchmark(group="loads")
+def test_loads_pydantic_ai(benchmark, w: Workload) -> None:
+    messages = benchmark(PYDANTIC_AI_ADAPTER.validate_json, w.pydantic_ai_json)
+    assert messages == w.pydantic_ai

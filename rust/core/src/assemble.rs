@@ -1,0 +1,508 @@
+//! Delta assembly: the canonical assistant message, built from what a dialect decodes.
+//!
+//! Every dialect drives one [`Builder`]: it says "text arrived", "a tool call with this id
+//! began", "these argument bytes belong to block 3", and the builder keeps the message, writes
+//! the matching [`Event`]s into the batch (when events are wanted), enforces the argument size
+//! limit and records [`Diagnostic`]s. Dialects own the provider's keying rules (OpenAI's
+//! `index`, Anthropic's block index, Responses' `item_id`); the builder only knows positions in
+//! the final `content`.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
+use crate::error::Error;
+use crate::event::{Event, EventBatch};
+use crate::limits::Limits;
+
+/// Something unusual the stream did that the decoder handled: never merged silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// A stable, machine-readable name (`tool_call_without_index`, `second_finish`, ...).
+    pub code: &'static str,
+    pub message: String,
+    /// Byte offset in the stream of the event that caused it.
+    pub offset: u64,
+}
+
+/// How the builder is set up for one stream.
+#[derive(Debug, Clone)]
+pub struct BuilderOptions {
+    pub id: String,
+    pub timestamp: String,
+    pub provider: String,
+    /// Write events into a batch (off for the `assemble` fast path, which only wants the message).
+    pub record_events: bool,
+    pub limits: Limits,
+}
+
+/// The state of one tool-call block while its arguments stream.
+#[derive(Debug, Default)]
+struct ToolState {
+    /// `ToolCallBegin` was emitted (it waits for the name when arguments come first).
+    begun: bool,
+    ended: bool,
+    /// Bytes of `arguments` already reported in `ToolCallDelta` events.
+    reported: usize,
+}
+
+/// Builds one canonical assistant message and the events that describe its arrival.
+#[derive(Debug)]
+pub struct Builder {
+    message: AssistantMessage,
+    provider: String,
+    started: bool,
+    finished: bool,
+    tools: Vec<Option<ToolState>>,
+    events: Option<EventBatch>,
+    diagnostics: Vec<Diagnostic>,
+    limits: Limits,
+    offset: u64,
+}
+
+impl Builder {
+    pub fn new(options: BuilderOptions) -> Self {
+        Self {
+            message: AssistantMessage {
+                id: options.id,
+                timestamp: options.timestamp,
+                provider: Some(options.provider.clone()),
+                ..AssistantMessage::default()
+            },
+            provider: options.provider,
+            started: false,
+            finished: false,
+            tools: Vec::new(),
+            events: options.record_events.then(EventBatch::default),
+            diagnostics: Vec::new(),
+            limits: options.limits,
+            offset: 0,
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The stream offset of the event being decoded (for diagnostics and errors).
+    pub fn set_offset(&mut self, offset: u64) {
+        self.offset = offset;
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub fn message(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Whether the provider said the message is over (a finish reason, `message_delta`, ...).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The events written since the last call, as one JSON array.
+    pub fn take_events(&mut self) -> Vec<u8> {
+        self.events.as_mut().map_or_else(|| b"[]".to_vec(), EventBatch::take)
+    }
+
+    fn emit(&mut self, event: &Event<'_>) {
+        if let Some(batch) = self.events.as_mut() {
+            batch.push(event);
+        }
+    }
+
+    pub fn diagnostic(&mut self, code: &'static str, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic { code, message: message.into(), offset: self.offset });
+    }
+
+    /// Response id and model as the provider reports them; the first call emits `MessageStart`,
+    /// later calls only fill what is still missing.
+    pub fn start(&mut self, response_id: Option<&str>, model: Option<&str>) {
+        if self.message.response_id.is_none() {
+            self.message.response_id = response_id.filter(|s| !s.is_empty()).map(str::to_owned);
+        }
+        if self.message.model.is_none() {
+            self.message.model = model.filter(|s| !s.is_empty()).map(str::to_owned);
+        }
+        if !self.started {
+            self.started = true;
+            let event = Event::MessageStart {
+                message_id: Some(&self.message.id),
+                response_id: self.message.response_id.as_deref(),
+                model: self.message.model.as_deref(),
+                provider: Some(&self.provider),
+            };
+            if let Some(batch) = self.events.as_mut() {
+                batch.push(&event);
+            }
+        }
+    }
+
+    fn ensure_started(&mut self) {
+        if !self.started {
+            self.start(None, None);
+        }
+    }
+
+    fn push_block(&mut self, block: Block) -> usize {
+        self.ensure_started();
+        self.message.content.push(block);
+        self.message.content.len() - 1
+    }
+
+    /// Index of the last block when it is a text block, else of a new empty one.
+    pub fn open_text(&mut self) -> usize {
+        match self.message.content.last() {
+            Some(Block::Text(_)) => self.message.content.len() - 1,
+            _ => self.push_block(Block::Text(TextBlock { text: String::new() })),
+        }
+    }
+
+    /// Index of the last block when it is a (non-redacted) thinking block, else of a new one.
+    pub fn open_thinking(&mut self) -> usize {
+        match self.message.content.last() {
+            Some(Block::Thinking(t)) if t.redacted.is_none() => self.message.content.len() - 1,
+            _ => self.push_block(Block::Thinking(ThinkingBlock::default())),
+        }
+    }
+
+    /// A new, empty text block even when the last block is text (a provider's block boundary).
+    pub fn new_text(&mut self) -> usize {
+        self.push_block(Block::Text(TextBlock { text: String::new() }))
+    }
+
+    /// A new, empty thinking block even when the last block is thinking.
+    pub fn new_thinking(&mut self) -> usize {
+        self.push_block(Block::Thinking(ThinkingBlock::default()))
+    }
+
+    /// Append text to the text block at `index` (sequential dialects use [`Builder::text`]).
+    pub fn push_text(&mut self, index: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(Block::Text(block)) = self.message.content.get_mut(index) {
+            block.text.push_str(text);
+            self.emit(&Event::TextDelta { text, index });
+        }
+    }
+
+    /// Text that continues the current text block (or starts one).
+    pub fn text(&mut self, text: &str) {
+        if !text.is_empty() {
+            let index = self.open_text();
+            self.push_text(index, text);
+        }
+    }
+
+    pub fn push_thinking(&mut self, index: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(Block::Thinking(block)) = self.message.content.get_mut(index) {
+            block.thinking.push_str(text);
+            self.emit(&Event::ThinkingDelta { thinking: text, signature: None, redacted: None, index });
+        }
+    }
+
+    /// Reasoning that continues the current thinking block (or starts one).
+    pub fn thinking(&mut self, text: &str) {
+        if !text.is_empty() {
+            let index = self.open_thinking();
+            self.push_thinking(index, text);
+        }
+    }
+
+    /// The signature of the thinking block at `index` (appended: some providers send it in pieces).
+    pub fn thinking_signature(&mut self, index: usize, signature: &str) {
+        if signature.is_empty() {
+            return;
+        }
+        if let Some(Block::Thinking(block)) = self.message.content.get_mut(index) {
+            block.signature.get_or_insert_with(String::new).push_str(signature);
+            self.emit(&Event::ThinkingDelta { thinking: "", signature: Some(signature), redacted: None, index });
+        }
+    }
+
+    /// A redacted (encrypted) thinking block: opaque data, sent back as-is.
+    pub fn redacted_thinking(&mut self, data: &str) -> usize {
+        let block = ThinkingBlock { redacted: Some(data.to_owned()), ..ThinkingBlock::default() };
+        let index = self.push_block(Block::Thinking(block));
+        self.emit(&Event::ThinkingDelta { thinking: "", signature: None, redacted: Some(data), index });
+        index
+    }
+
+    /// A provider block this schema has no type for (server tool use, search results, ...),
+    /// kept as raw JSON so nothing is lost.
+    pub fn unknown_block(&mut self, raw: Box<RawValue>) -> usize {
+        self.push_block(Block::Unknown(raw))
+    }
+
+    /// Replace the raw JSON of an unknown block (when a provider completes it later).
+    pub fn set_unknown_block(&mut self, index: usize, raw: Box<RawValue>) {
+        if let Some(block @ Block::Unknown(_)) = self.message.content.get_mut(index) {
+            *block = Block::Unknown(raw);
+        }
+    }
+
+    // --- tool calls -------------------------------------------------------------------------
+
+    /// A new tool-call block. `ToolCallBegin` is emitted now when the name is known, else when
+    /// it arrives (see [`Builder::tool_name`]) or when the call ends.
+    pub fn begin_tool(&mut self, id: &str, name: &str) -> usize {
+        let block = ToolCallBlock {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: String::new(),
+            approval: crate::canonical::Approval::Pending,
+            malformed: false,
+        };
+        let index = self.push_block(Block::ToolCall(block));
+        if self.tools.len() <= index {
+            self.tools.resize_with(index + 1, || None);
+        }
+        self.tools[index] = Some(ToolState::default());
+        if !name.is_empty() {
+            self.announce_tool(index);
+        }
+        index
+    }
+
+    fn tool(&self, index: usize) -> Option<(&ToolCallBlock, &ToolState)> {
+        match (self.message.content.get(index), self.tools.get(index)) {
+            (Some(Block::ToolCall(block)), Some(Some(state))) => Some((block, state)),
+            _ => None,
+        }
+    }
+
+    fn tool_mut(&mut self, index: usize) -> Option<(&mut ToolCallBlock, &mut ToolState)> {
+        match (self.message.content.get_mut(index), self.tools.get_mut(index)) {
+            (Some(Block::ToolCall(block)), Some(Some(state))) => Some((block, state)),
+            _ => None,
+        }
+    }
+
+    /// The id of the tool call at `index`.
+    pub fn tool_id(&self, index: usize) -> Option<&str> {
+        self.tool(index).map(|(block, _)| block.id.as_str())
+    }
+
+    /// Bytes of arguments received so far by the tool call at `index`.
+    pub fn tool_args_len(&self, index: usize) -> usize {
+        self.tool(index).map_or(0, |(block, _)| block.arguments.len())
+    }
+
+    pub fn tool_is_open(&self, index: usize) -> bool {
+        self.tool(index).is_some_and(|(_, state)| !state.ended)
+    }
+
+    /// Emit `ToolCallBegin`, then one delta with any arguments that arrived before it.
+    fn announce_tool(&mut self, index: usize) {
+        let (Some(Block::ToolCall(block)), Some(Some(state))) = (self.message.content.get(index), self.tools.get_mut(index))
+        else {
+            return;
+        };
+        if state.begun {
+            return;
+        }
+        state.begun = true;
+        state.reported = block.arguments.len();
+        if let Some(batch) = self.events.as_mut() {
+            batch.push(&Event::ToolCallBegin { index, id: &block.id, name: &block.name });
+            if !block.arguments.is_empty() {
+                batch.push(&Event::ToolCallDelta { index, fragment: &block.arguments, parsed: None });
+            }
+        }
+    }
+
+    /// An id for a call the provider sent without one (Gemini before 3, Ollama): unique
+    /// across messages because it ends with the message id's random bits.
+    pub fn synthetic_call_id(&self, index: usize) -> String {
+        let id = &self.message.id;
+        let tail = id.get(id.len().saturating_sub(12)..).unwrap_or(id);
+        format!("call_{tail}_{index}")
+    }
+
+    /// Fill the id of a call that began without one.
+    pub fn tool_set_id(&mut self, index: usize, id: &str) {
+        if let Some((block, _)) = self.tool_mut(index) {
+            if block.id.is_empty() {
+                id.clone_into(&mut block.id);
+            }
+        }
+    }
+
+    /// The name of a call that began without one (some servers send arguments first).
+    pub fn tool_name(&mut self, index: usize, name: &str) {
+        if name.is_empty() {
+            return;
+        }
+        let Some((block, state)) = self.tool_mut(index) else { return };
+        if block.name.is_empty() {
+            name.clone_into(&mut block.name);
+            let late = !block.arguments.is_empty() && !state.begun;
+            if late {
+                self.diagnostic("name_after_arguments", format!("tool call {index} got its name after arguments"));
+            }
+            self.announce_tool(index);
+        } else if block.name != name {
+            // Some servers repeat the name on later deltas; a different one is worth knowing.
+            let message = format!("tool call {index} renamed from {:?} to {name:?}; kept the first", block.name);
+            self.diagnostic("tool_name_changed", message);
+        }
+    }
+
+    /// Append an argument fragment, within `max_tool_args_size`.
+    pub fn tool_args(&mut self, index: usize, fragment: &str) -> Result<(), Error> {
+        if fragment.is_empty() {
+            return Ok(());
+        }
+        let limit = self.limits.max_tool_args_size;
+        let offset = self.offset;
+        let Some((block, state)) = self.tool_mut(index) else { return Ok(()) };
+        if block.arguments.len() + fragment.len() > limit {
+            return Err(Error::limit("max_tool_args_size", limit, offset));
+        }
+        block.arguments.push_str(fragment);
+        if state.begun {
+            state.reported = block.arguments.len();
+            self.emit(&Event::ToolCallDelta { index, fragment, parsed: None });
+        }
+        Ok(())
+    }
+
+    /// Replace the arguments with the complete text (Responses `.done`, whole-call dialects);
+    /// a disagreement with what streamed is a diagnostic, and the complete text wins.
+    pub fn tool_set_args(&mut self, index: usize, arguments: &str) -> Result<(), Error> {
+        let Some((block, _)) = self.tool(index) else { return Ok(()) };
+        if block.arguments == arguments {
+            return Ok(());
+        }
+        if block.arguments.is_empty() {
+            return self.tool_args(index, arguments);
+        }
+        if arguments.len() > self.limits.max_tool_args_size {
+            return Err(Error::limit("max_tool_args_size", self.limits.max_tool_args_size, self.offset));
+        }
+        self.diagnostic("arguments_mismatch", format!("tool call {index}: final arguments differ from the deltas"));
+        if let Some((block, _)) = self.tool_mut(index) {
+            arguments.clone_into(&mut block.arguments);
+        }
+        Ok(())
+    }
+
+    /// Close a tool call: its arguments are checked (invalid JSON marks the block `malformed`
+    /// and keeps the text) and `ToolCallEnd` carries the whole block.
+    pub fn end_tool(&mut self, index: usize) {
+        let max_depth = self.limits.max_depth;
+        let Some((block, state)) = self.tool_mut(index) else { return };
+        if state.ended {
+            return;
+        }
+        state.ended = true;
+        let announce = !state.begun;
+        let pending = block.arguments.len() > state.reported;
+        let invalid = !block.arguments.trim().is_empty() && !arguments_are_json(&block.arguments, max_depth);
+        block.malformed = invalid;
+        if invalid {
+            let message = format!("tool call {index} ({}) has arguments that are not valid JSON", block.name);
+            self.diagnostic("malformed_arguments", message);
+        }
+        if announce {
+            if self.tool(index).is_some_and(|(block, _)| block.name.is_empty()) {
+                self.diagnostic("tool_call_without_name", format!("tool call {index} ended without a name"));
+            }
+            self.announce_tool(index);
+        } else if pending {
+            // Arguments replaced after the last delta: report the tail so deltas add up.
+            if let Some((block, state)) = self.tool_mut(index) {
+                state.reported = block.arguments.len();
+            }
+        }
+        if let (Some(Block::ToolCall(block)), Some(batch)) = (self.message.content.get(index), self.events.as_mut()) {
+            batch.push(&Event::ToolCallEnd { index, block });
+        }
+    }
+
+    /// Close every tool call still open, in block order.
+    pub fn end_open_tools(&mut self) {
+        for index in 0..self.tools.len() {
+            if self.tool_is_open(index) {
+                self.end_tool(index);
+            }
+        }
+    }
+
+    pub fn has_tool_calls(&self) -> bool {
+        self.message.content.iter().any(|b| matches!(b, Block::ToolCall(_)))
+    }
+
+    // --- usage and the end --------------------------------------------------------------------
+
+    /// Usage so far (providers report cumulative figures: this replaces, never adds).
+    pub fn usage(&mut self, usage: Usage) {
+        self.ensure_started();
+        if self.message.usage.as_ref() == Some(&usage) {
+            return;
+        }
+        self.message.usage = Some(usage);
+        if let (Some(usage), Some(batch)) = (self.message.usage.as_ref(), self.events.as_mut()) {
+            batch.push(&Event::Usage { usage });
+        }
+    }
+
+    pub fn current_usage(&self) -> Usage {
+        self.message.usage.clone().unwrap_or_default()
+    }
+
+    /// The provider's finish: open tool calls end and the stop reason is recorded. A second
+    /// finish keeps the first and is recorded as a diagnostic. `MessageEnd` waits for
+    /// [`Builder::complete`], because usage often arrives after the finish.
+    pub fn finish(&mut self, stop_reason: StopReason, raw_stop_reason: Option<&str>) {
+        if self.finished {
+            if self.message.raw_stop_reason.as_deref() != raw_stop_reason {
+                let message = format!(
+                    "a second finish ({raw_stop_reason:?}) after {:?}; kept the first",
+                    self.message.raw_stop_reason
+                );
+                self.diagnostic("second_finish", message);
+            }
+            return;
+        }
+        self.ensure_started();
+        self.end_open_tools();
+        self.finished = true;
+        self.message.stop_reason = Some(stop_reason);
+        self.message.raw_stop_reason = raw_stop_reason.map(str::to_owned);
+    }
+
+    /// The stream ended well: `MessageEnd`, the last event.
+    pub fn complete(&mut self) {
+        if !self.finished {
+            self.finish(StopReason::Unknown, None);
+        }
+        self.end_open_tools();
+        let stop_reason = self.message.stop_reason;
+        if let Some(batch) = self.events.as_mut() {
+            let raw_stop_reason = self.message.raw_stop_reason.as_deref();
+            batch.push(&Event::MessageEnd { stop_reason, raw_stop_reason });
+        }
+    }
+
+    /// After a failure: the partial message says so (`stop_reason = error`), keeping what the
+    /// provider had said in `raw_stop_reason`.
+    pub fn mark_failed(&mut self) {
+        self.message.stop_reason = Some(StopReason::Error);
+    }
+}
+
+/// Whether tool arguments are one valid JSON document.
+fn arguments_are_json(arguments: &str, _max_depth: usize) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok()
+}

@@ -1,0 +1,307 @@
+//! Anthropic Messages streams: `message_start`, then `content_block_start` / `_delta` /
+//! `_stop` per block, `message_delta` (stop reason, cumulative usage), `message_stop`.
+//!
+//! Blocks keep their order. Server-side tool blocks (`server_tool_use`, `*_tool_result`, ...)
+//! have no canonical type: they are kept whole as raw JSON blocks, their streamed input
+//! filled in, so a later request can send them back.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{Dialect, parse, provider_error};
+use crate::assemble::Builder;
+use crate::canonical::{StopReason, Usage};
+use crate::error::Error;
+
+/// What an Anthropic block index became.
+#[derive(Debug)]
+enum Slot {
+    Text(usize),
+    Thinking(usize),
+    /// A tool call, and the input given whole at its start (used only if no delta follows).
+    Tool(usize, Option<String>),
+    /// A provider block kept raw; its `input` may still stream (`server_tool_use`).
+    Raw { block: usize, json: serde_json::Map<String, serde_json::Value>, input: String },
+    /// A redacted thinking block, or a block already closed.
+    Closed,
+}
+
+#[derive(Debug, Default)]
+pub struct Anthropic {
+    slots: Vec<Option<Slot>>,
+    /// Usage parts as Anthropic counts them (input excludes cache reads and writes).
+    input: u64,
+    cache_read: u64,
+    cache_write: u64,
+    output: u64,
+    thinking: u64,
+    stopped: bool,
+    citations_dropped: bool,
+}
+
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: Option<usize>,
+    #[serde(borrow)]
+    message: Option<StartMessage<'a>>,
+    #[serde(borrow)]
+    content_block: Option<&'a RawValue>,
+    #[serde(borrow)]
+    delta: Option<PayloadDelta<'a>>,
+    usage: Option<AnthropicUsage>,
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct StartMessage<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    usage: Option<AnthropicUsage>,
+}
+
+#[derive(Deserialize)]
+struct BlockStart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    data: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct PayloadDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct AnthropicUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    thinking_tokens: Option<u64>,
+}
+
+impl Dialect for Anthropic {
+    fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
+        let payload: Payload<'_> = parse(data, builder)?;
+        match payload.kind.as_ref() {
+            "message_start" => {
+                if let Some(message) = payload.message {
+                    builder.start(message.id.as_deref(), message.model.as_deref());
+                    if let Some(usage) = message.usage {
+                        self.usage(&usage, builder);
+                    }
+                }
+            }
+            "content_block_start" => {
+                let (Some(index), Some(block)) = (payload.index, payload.content_block) else {
+                    return Err(Error::schema("content_block_start without index or content_block", None)
+                        .shifted(builder.offset()));
+                };
+                self.block_start(index, block, builder)?;
+            }
+            "content_block_delta" => {
+                if let (Some(index), Some(delta)) = (payload.index, payload.delta) {
+                    self.block_delta(index, &delta, builder)?;
+                }
+            }
+            "content_block_stop" => {
+                if let Some(index) = payload.index {
+                    self.block_stop(index, builder)?;
+                }
+            }
+            "message_delta" => {
+                if let Some(usage) = payload.usage {
+                    self.usage(&usage, builder);
+                }
+                if let Some(reason) = payload.delta.and_then(|d| d.stop_reason) {
+                    builder.finish(map_stop_reason(&reason), Some(&reason));
+                }
+            }
+            "message_stop" => self.stopped = true,
+            "error" => {
+                let error = payload.error.unwrap_or(serde_json::Value::Null);
+                return Err(provider_error(&error, builder));
+            }
+            _ => {} // `ping` and event types newer than this code
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
+        if !self.stopped {
+            if !builder.is_finished() {
+                return Err(Error::truncated("no message_stop", builder.offset()));
+            }
+            builder.diagnostic("missing_message_stop", "the stream ended after message_delta but without message_stop");
+        }
+        Ok(())
+    }
+}
+
+impl Anthropic {
+    fn slot(&mut self, index: usize) -> Option<&mut Slot> {
+        self.slots.get_mut(index).and_then(Option::as_mut)
+    }
+
+    fn block_start(&mut self, index: usize, raw: &RawValue, builder: &mut Builder) -> Result<(), Error> {
+        let start: BlockStart<'_> = parse(raw.get(), builder)?;
+        let slot = match start.kind.as_ref() {
+            "text" => {
+                let block = builder.new_text();
+                builder.push_text(block, start.text.as_deref().unwrap_or(""));
+                Slot::Text(block)
+            }
+            "thinking" => {
+                let block = builder.new_thinking();
+                builder.push_thinking(block, start.thinking.as_deref().unwrap_or(""));
+                builder.thinking_signature(block, start.signature.as_deref().unwrap_or(""));
+                Slot::Thinking(block)
+            }
+            "redacted_thinking" => {
+                builder.redacted_thinking(start.data.as_deref().unwrap_or(""));
+                Slot::Closed
+            }
+            "tool_use" => {
+                let block = builder.begin_tool(start.id.as_deref().unwrap_or(""), start.name.as_deref().unwrap_or(""));
+                let initial = start.input.map(RawValue::get).filter(|input| *input != "{}").map(str::to_owned);
+                Slot::Tool(block, initial)
+            }
+            _ => {
+                let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
+                let block = builder.unknown_block(raw.to_owned());
+                Slot::Raw { block, json, input: String::new() }
+            }
+        };
+        if self.slots.len() <= index {
+            self.slots.resize_with(index + 1, || None);
+        }
+        if self.slots[index].is_some() {
+            builder.diagnostic("repeated_block_index", format!("content block index {index} started twice"));
+        }
+        self.slots[index] = Some(slot);
+        Ok(())
+    }
+
+    fn block_delta(&mut self, index: usize, delta: &PayloadDelta<'_>, builder: &mut Builder) -> Result<(), Error> {
+        let kind = delta.kind.as_deref().unwrap_or("");
+        let Some(slot) = self.slot(index) else {
+            builder.diagnostic("delta_without_block", format!("a {kind} for block {index}, which never started"));
+            return Ok(());
+        };
+        match (slot, kind) {
+            (Slot::Text(block), "text_delta") => builder.push_text(*block, delta.text.as_deref().unwrap_or("")),
+            (Slot::Thinking(block), "thinking_delta") => {
+                builder.push_thinking(*block, delta.thinking.as_deref().unwrap_or(""));
+            }
+            (Slot::Thinking(block), "signature_delta") => {
+                builder.thinking_signature(*block, delta.signature.as_deref().unwrap_or(""));
+            }
+            (Slot::Tool(block, _), "input_json_delta") => {
+                builder.tool_args(*block, delta.partial_json.as_deref().unwrap_or(""))?;
+            }
+            (Slot::Raw { input, .. }, "input_json_delta") => input.push_str(delta.partial_json.as_deref().unwrap_or("")),
+            (Slot::Text(_), "citations_delta") => {
+                if !self.citations_dropped {
+                    self.citations_dropped = true;
+                    builder.diagnostic("citations_dropped", "text citations are not kept (no canonical field yet)");
+                }
+            }
+            _ => builder.diagnostic("unexpected_delta", format!("a {kind} for block {index} of another kind")),
+        }
+        Ok(())
+    }
+
+    fn block_stop(&mut self, index: usize, builder: &mut Builder) -> Result<(), Error> {
+        let Some(slot) = self.slots.get_mut(index).and_then(|s| s.replace(Slot::Closed)) else {
+            return Ok(());
+        };
+        match slot {
+            Slot::Tool(block, initial) => {
+                if let Some(initial) = initial {
+                    if builder.tool_args_len(block) == 0 {
+                        builder.tool_set_args(block, &initial)?;
+                    }
+                }
+                builder.end_tool(block);
+            }
+            Slot::Raw { block, mut json, input } if !input.trim().is_empty() => {
+                // The streamed input completes the raw block; unparsable input is kept as text.
+                let value = serde_json::from_str(&input).unwrap_or(serde_json::Value::String(input));
+                json.insert("input".to_owned(), value);
+                if let Ok(raw) = serde_json::value::to_raw_value(&json) {
+                    builder.set_unknown_block(block, raw);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn usage(&mut self, usage: &AnthropicUsage, builder: &mut Builder) {
+        // Figures are cumulative: a field present replaces the earlier value.
+        let set = |field: &mut u64, value: Option<u64>| {
+            if let Some(value) = value {
+                *field = value;
+            }
+        };
+        set(&mut self.input, usage.input_tokens);
+        set(&mut self.output, usage.output_tokens);
+        set(&mut self.cache_read, usage.cache_read_input_tokens);
+        set(&mut self.cache_write, usage.cache_creation_input_tokens);
+        set(&mut self.thinking, usage.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens));
+        builder.usage(Usage {
+            // Canonical input counts every input token, cached or not (as OpenAI reports it).
+            input_tokens: self.input + self.cache_read + self.cache_write,
+            output_tokens: self.output,
+            cache_read_tokens: self.cache_read,
+            cache_write_tokens: self.cache_write,
+            reasoning_tokens: self.thinking,
+        });
+    }
+}
+
+fn map_stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
+        "tool_use" => StopReason::ToolUse,
+        "pause_turn" => StopReason::Pause,
+        "refusal" => StopReason::Refusal,
+        _ => StopReason::Unknown,
+    }
+}

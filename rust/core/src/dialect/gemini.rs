@@ -1,0 +1,183 @@
+//! Gemini `streamGenerateContent?alt=sse`: every event is a whole `GenerateContentResponse`
+//! whose parts are deltas; function calls arrive whole; usage is cumulative; the stream ends
+//! at EOF after a chunk with a `finishReason` (there is no end marker).
+//!
+//! A `thoughtSignature` on a thought part signs that thinking block. On a text or function
+//! call part it becomes an empty thinking block holding only the signature, placed right
+//! before that part, so it can be sent back on the same part.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{Dialect, parse, provider_error};
+use crate::assemble::Builder;
+use crate::canonical::{StopReason, Usage};
+use crate::error::Error;
+
+#[derive(Debug, Default)]
+pub struct Gemini {
+    other_candidates_seen: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    candidates: Option<Vec<Candidate<'a>>>,
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(borrow)]
+    model_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    prompt_feedback: Option<PromptFeedback<'a>>,
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Option<Content<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+    index: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Content<'a> {
+    #[serde(borrow)]
+    parts: Option<Vec<Part<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    thought: Option<bool>,
+    #[serde(borrow)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function_call: Option<FunctionCall<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback<'a> {
+    #[serde(borrow)]
+    block_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    prompt_token_count: Option<u64>,
+    candidates_token_count: Option<u64>,
+    thoughts_token_count: Option<u64>,
+    cached_content_token_count: Option<u64>,
+}
+
+impl Dialect for Gemini {
+    fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
+        let chunk: Chunk<'_> = parse(data, builder)?;
+        if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
+            return Err(provider_error(error, builder));
+        }
+        builder.start(chunk.response_id.as_deref(), chunk.model_version.as_deref());
+        for candidate in chunk.candidates.unwrap_or_default() {
+            if candidate.index.unwrap_or(0) != 0 {
+                if !self.other_candidates_seen {
+                    self.other_candidates_seen = true;
+                    builder.diagnostic("extra_choices", "candidates other than index 0 were not assembled");
+                }
+                continue;
+            }
+            for part in candidate.content.and_then(|c| c.parts).unwrap_or_default() {
+                part_into(part, builder)?;
+            }
+            if let Some(reason) = candidate.finish_reason {
+                builder.finish(map_finish_reason(&reason, builder.has_tool_calls()), Some(&reason));
+            }
+        }
+        if let Some(usage) = chunk.usage_metadata {
+            let thoughts = usage.thoughts_token_count.unwrap_or(0);
+            builder.usage(Usage {
+                input_tokens: usage.prompt_token_count.unwrap_or(0),
+                // Gemini counts thoughts apart from candidates; canonical output includes them.
+                output_tokens: usage.candidates_token_count.unwrap_or(0) + thoughts,
+                cache_read_tokens: usage.cached_content_token_count.unwrap_or(0),
+                cache_write_tokens: 0,
+                reasoning_tokens: thoughts,
+            });
+        }
+        if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
+            builder.finish(StopReason::ContentFilter, Some(&reason));
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
+        if builder.is_finished() {
+            Ok(())
+        } else {
+            Err(Error::truncated("no finishReason", builder.offset()))
+        }
+    }
+}
+
+fn part_into(part: Part<'_>, builder: &mut Builder) -> Result<(), Error> {
+    let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
+    if part.thought == Some(true) {
+        let block = builder.open_thinking();
+        builder.push_thinking(block, part.text.as_deref().unwrap_or(""));
+        if let Some(signature) = signature {
+            builder.thinking_signature(block, signature);
+        }
+        return Ok(());
+    }
+    if let Some(signature) = signature {
+        let block = builder.new_thinking();
+        builder.thinking_signature(block, signature);
+    }
+    if let Some(text) = part.text.as_deref() {
+        builder.text(text);
+    }
+    if let Some(call) = part.function_call {
+        let name = call.name.as_deref().unwrap_or("");
+        let block = builder.begin_tool(call.id.as_deref().unwrap_or(""), name);
+        if call.id.as_deref().is_none_or(str::is_empty) {
+            // Gemini before version 3 sends no ids; results must still find their call.
+            let id = builder.synthetic_call_id(block);
+            builder.tool_set_id(block, &id);
+        }
+        builder.tool_args(block, call.args.map_or("{}", RawValue::get))?;
+        builder.end_tool(block);
+    }
+    Ok(())
+}
+
+fn map_finish_reason(reason: &str, tool_calls: bool) -> StopReason {
+    match reason {
+        "STOP" if tool_calls => StopReason::ToolUse,
+        "STOP" => StopReason::EndTurn,
+        "MAX_TOKENS" => StopReason::Length,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" | "LANGUAGE" => {
+            StopReason::ContentFilter
+        }
+        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS" => StopReason::Error,
+        _ => StopReason::Unknown,
+    }
+}

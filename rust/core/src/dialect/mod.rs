@@ -1,0 +1,142 @@
+//! Provider dialects: each turns one provider's stream payloads into [`Builder`] calls.
+//!
+//! A dialect sees already-framed payloads (one SSE event, or one NDJSON line) and owns that
+//! provider's rules: how blocks and tool calls are keyed, what ends the stream, how stop
+//! reasons and usage map to the canonical schema. Everything generic (blocks, events, limits,
+//! diagnostics) lives in the builder.
+
+mod anthropic;
+mod gemini;
+mod ollama;
+mod openai_chat;
+mod openai_responses;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Deserialize;
+
+use crate::assemble::Builder;
+use crate::error::Error;
+
+/// How a dialect's stream is framed on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    Sse,
+    Ndjson,
+}
+
+/// The dialects msgwire speaks, by the names users pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DialectName {
+    /// OpenAI Chat Completions and the servers compatible with it.
+    OpenAi,
+    OpenAiResponses,
+    Anthropic,
+    Gemini,
+    /// Ollama's native `/api/chat` NDJSON stream.
+    Ollama,
+}
+
+impl DialectName {
+    pub const ALL: [DialectName; 5] = [Self::OpenAi, Self::OpenAiResponses, Self::Anthropic, Self::Gemini, Self::Ollama];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::OpenAiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Ollama => "ollama",
+        }
+    }
+
+    /// The `provider` recorded on assembled messages.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Self::OpenAi | Self::OpenAiResponses => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Ollama => "ollama",
+        }
+    }
+
+    pub fn framing(self) -> Framing {
+        if self == Self::Ollama { Framing::Ndjson } else { Framing::Sse }
+    }
+
+    /// A fresh decoder state for one stream.
+    pub fn decoder(self) -> Box<dyn Dialect + Send> {
+        match self {
+            Self::OpenAi => Box::<openai_chat::OpenAiChat>::default(),
+            Self::OpenAiResponses => Box::<openai_responses::OpenAiResponses>::default(),
+            Self::Anthropic => Box::<anthropic::Anthropic>::default(),
+            Self::Gemini => Box::<gemini::Gemini>::default(),
+            Self::Ollama => Box::<ollama::Ollama>::default(),
+        }
+    }
+}
+
+impl fmt::Display for DialectName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An unknown dialect name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownDialect(pub String);
+
+impl fmt::Display for UnknownDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known: Vec<&str> = DialectName::ALL.iter().map(|d| d.as_str()).collect();
+        write!(f, "unknown dialect {:?} (known: {})", self.0, known.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownDialect {}
+
+impl FromStr for DialectName {
+    type Err = UnknownDialect;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "openai" | "openai-chat" | "chat" => Ok(Self::OpenAi),
+            "openai-responses" | "responses" => Ok(Self::OpenAiResponses),
+            "anthropic" => Ok(Self::Anthropic),
+            "gemini" | "google" => Ok(Self::Gemini),
+            "ollama" => Ok(Self::Ollama),
+            other => Err(UnknownDialect(other.to_owned())),
+        }
+    }
+}
+
+/// One provider's stream rules.
+pub trait Dialect {
+    /// One payload: an SSE event (`event` is its type, `"message"` when none was given) or an
+    /// NDJSON line (`event` is `""`).
+    fn on_payload(&mut self, event: &str, data: &str, builder: &mut Builder) -> Result<(), Error>;
+
+    /// The stream ended: finish what the provider finished, or report the stream as truncated.
+    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error>;
+}
+
+/// Parse one payload, errors placed at the payload's offset in the stream.
+pub(crate) fn parse<'a, T: Deserialize<'a>>(data: &'a str, builder: &Builder) -> Result<T, Error> {
+    serde_json::from_str(data).map_err(|e| Error::from_serde(&e, data.as_bytes()).shifted(builder.offset()))
+}
+
+/// The error a provider put inside its stream, from the common `{"error": {...}}` shapes
+/// (`error` an object with `type`/`code` and `message`, or a plain string).
+pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Error {
+    let field = |name: &str| error.get(name).and_then(|v| v.as_str().map(str::to_owned).or_else(|| Some(v.to_string())));
+    let (error_type, message) = match error {
+        serde_json::Value::String(text) => ("error".to_owned(), text.clone()),
+        _ => (
+            field("type").or_else(|| field("code")).unwrap_or_else(|| "error".to_owned()),
+            field("message").unwrap_or_else(|| error.to_string()),
+        ),
+    };
+    Error::provider(error_type, message, builder.offset())
+}
+

@@ -1,0 +1,320 @@
+//! OpenAI Responses streams: typed events (`response.output_item.added`, `...delta`, ...)
+//! keyed by `item_id` (or `output_index`), ending with `response.completed`, `.incomplete`
+//! or `.failed`; there is no `[DONE]`.
+//!
+//! Reasoning items become thinking blocks (summary parts joined by a blank line, the
+//! `encrypted_content` of `output_item.done` as the signature); message items become text
+//! blocks, one per content part; function calls become tool calls keyed by `call_id`. Built-in
+//! tool items (web search, code interpreter, ...) are kept whole as raw JSON blocks.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{Dialect, parse, provider_error};
+use crate::assemble::Builder;
+use crate::canonical::{StopReason, Usage};
+use crate::error::Error;
+
+#[derive(Debug)]
+enum Slot {
+    Reasoning { block: usize, summary_parts: usize },
+    /// Text blocks of a message item, by `content_index`.
+    Message { parts: Vec<(u64, usize)> },
+    Call(usize),
+    Raw(usize),
+}
+
+#[derive(Debug)]
+struct Item {
+    id: String,
+    output_index: Option<u64>,
+    slot: Slot,
+}
+
+#[derive(Debug, Default)]
+pub struct OpenAiResponses {
+    items: Vec<Item>,
+    terminal: bool,
+    refusal: bool,
+}
+
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    response: Option<Response<'a>>,
+    #[serde(borrow)]
+    item: Option<&'a RawValue>,
+    #[serde(borrow)]
+    item_id: Option<Cow<'a, str>>,
+    output_index: Option<u64>,
+    content_index: Option<u64>,
+    #[serde(borrow)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    code: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    incomplete_details: Option<Incomplete>,
+    error: Option<serde_json::Value>,
+    usage: Option<ResponsesUsage>,
+}
+
+#[derive(Deserialize)]
+struct Incomplete {
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ItemFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    input: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    encrypted_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    summary: Option<Vec<SummaryPart<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct SummaryPart<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ResponsesUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    input_tokens_details: Option<InputDetails>,
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputDetails {
+    cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    reasoning_tokens: Option<u64>,
+}
+
+impl Dialect for OpenAiResponses {
+    fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
+        let payload: Payload<'_> = parse(data, builder)?;
+        let kind = payload.kind.as_ref();
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if let Some(response) = &payload.response {
+                    builder.start(response.id.as_deref(), response.model.as_deref());
+                }
+            }
+            "response.output_item.added" => {
+                if let Some(item) = payload.item {
+                    self.item_added(item, payload.output_index, builder)?;
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = payload.item {
+                    self.item_done(item, payload.output_index, builder)?;
+                }
+            }
+            "response.content_part.added" | "response.output_text.delta" | "response.refusal.delta" => {
+                let block = self.text_part(&payload, builder);
+                if kind == "response.refusal.delta" {
+                    self.refusal = true;
+                }
+                if let (Some(block), Some(delta)) = (block, payload.delta.as_deref()) {
+                    builder.push_text(block, delta);
+                }
+            }
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                if let (Some(Slot::Call(block)), Some(delta)) = (self.slot(&payload), payload.delta.as_deref()) {
+                    let block = *block;
+                    builder.tool_args(block, delta)?;
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let (Some(Slot::Call(block)), Some(arguments)) = (self.slot(&payload), payload.arguments.as_deref()) {
+                    let block = *block;
+                    builder.tool_set_args(block, arguments)?;
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(Slot::Reasoning { block, summary_parts }) = self.slot_mut(&payload) {
+                    *summary_parts += 1;
+                    let (block, separate) = (*block, *summary_parts > 1);
+                    if separate {
+                        builder.push_thinking(block, "\n\n");
+                    }
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let (Some(Slot::Reasoning { block, .. }), Some(delta)) = (self.slot(&payload), payload.delta.as_deref())
+                {
+                    let block = *block;
+                    builder.push_thinking(block, delta);
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.terminal = true;
+                if let Some(response) = payload.response {
+                    self.finish(&response, builder);
+                }
+            }
+            "response.failed" => {
+                self.terminal = true;
+                let error = payload.response.and_then(|r| r.error).unwrap_or(serde_json::Value::Null);
+                return Err(provider_error(&error, builder));
+            }
+            "error" => {
+                let error_type = payload.code.as_deref().unwrap_or("error");
+                return Err(Error::provider(error_type, payload.message.as_deref().unwrap_or(""), builder.offset()));
+            }
+            _ => {} // done-events that repeat what deltas said, annotations, newer event types
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
+        if self.terminal {
+            Ok(())
+        } else {
+            Err(Error::truncated("no response.completed", builder.offset()))
+        }
+    }
+}
+
+impl OpenAiResponses {
+    fn find(&self, payload: &Payload<'_>) -> Option<usize> {
+        match (payload.item_id.as_deref(), payload.output_index) {
+            (Some(id), _) => self.items.iter().rposition(|item| item.id == id),
+            (None, Some(index)) => self.items.iter().rposition(|item| item.output_index == Some(index)),
+            (None, None) => None,
+        }
+    }
+
+    fn slot(&self, payload: &Payload<'_>) -> Option<&Slot> {
+        self.find(payload).map(|pos| &self.items[pos].slot)
+    }
+
+    fn slot_mut(&mut self, payload: &Payload<'_>) -> Option<&mut Slot> {
+        self.find(payload).map(|pos| &mut self.items[pos].slot)
+    }
+
+    /// The text block of a message item's content part, created on first sight.
+    fn text_part(&mut self, payload: &Payload<'_>, builder: &mut Builder) -> Option<usize> {
+        let content_index = payload.content_index.unwrap_or(0);
+        let Some(Slot::Message { parts }) = self.slot_mut(payload) else {
+            builder.diagnostic("text_without_item", "output text for an item that was never added");
+            return None;
+        };
+        if let Some((_, block)) = parts.iter().find(|(index, _)| *index == content_index) {
+            return Some(*block);
+        }
+        let block = builder.new_text();
+        parts.push((content_index, block));
+        Some(block)
+    }
+
+    fn item_added(&mut self, raw: &RawValue, output_index: Option<u64>, builder: &mut Builder) -> Result<(), Error> {
+        let item: ItemFields<'_> = parse(raw.get(), builder)?;
+        let slot = match item.kind.as_ref() {
+            "reasoning" => Slot::Reasoning { block: builder.new_thinking(), summary_parts: 0 },
+            "message" => Slot::Message { parts: Vec::new() },
+            "function_call" | "custom_tool_call" => {
+                let block = builder.begin_tool(item.call_id.as_deref().unwrap_or(""), item.name.as_deref().unwrap_or(""));
+                let arguments = item.arguments.as_deref().or(item.input.as_deref()).unwrap_or("");
+                builder.tool_args(block, arguments)?;
+                Slot::Call(block)
+            }
+            _ => Slot::Raw(builder.unknown_block(raw.to_owned())),
+        };
+        let id = item.id.as_deref().unwrap_or("").to_owned();
+        self.items.push(Item { id, output_index, slot });
+        Ok(())
+    }
+
+    fn item_done(&mut self, raw: &RawValue, output_index: Option<u64>, builder: &mut Builder) -> Result<(), Error> {
+        let item: ItemFields<'_> = parse(raw.get(), builder)?;
+        let id = item.id.as_deref().unwrap_or("");
+        let found = self.items.iter().rposition(|i| (!id.is_empty() && i.id == id) || i.output_index == output_index);
+        let Some(pos) = found else {
+            builder.diagnostic("done_without_added", format!("output_item.done for {id:?} without output_item.added"));
+            self.item_added(raw, output_index, builder)?;
+            return self.item_done(raw, output_index, builder);
+        };
+        match self.items[pos].slot {
+            Slot::Reasoning { block, summary_parts } => {
+                if summary_parts == 0 {
+                    // Summaries that never streamed as deltas arrive only here.
+                    let texts: Vec<&str> = item.summary.iter().flatten().filter_map(|p| p.text.as_deref()).collect();
+                    builder.push_thinking(block, &texts.join("\n\n"));
+                }
+                // `.added` and `.done` carry different encrypted content: only `.done`'s is valid.
+                builder.thinking_signature(block, item.encrypted_content.as_deref().unwrap_or(""));
+            }
+            Slot::Call(block) => {
+                if let Some(arguments) = item.arguments.as_deref().or(item.input.as_deref()) {
+                    builder.tool_set_args(block, arguments)?;
+                }
+                builder.end_tool(block);
+            }
+            Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned()),
+            Slot::Message { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, response: &Response<'_>, builder: &mut Builder) {
+        builder.start(response.id.as_deref(), response.model.as_deref());
+        if let Some(usage) = &response.usage {
+            let input = usage.input_tokens_details.as_ref();
+            builder.usage(Usage {
+                input_tokens: usage.input_tokens.unwrap_or(0),
+                output_tokens: usage.output_tokens.unwrap_or(0),
+                cache_read_tokens: input.and_then(|d| d.cached_tokens).unwrap_or(0),
+                cache_write_tokens: input.and_then(|d| d.cache_write_tokens).unwrap_or(0),
+                reasoning_tokens: usage.output_tokens_details.as_ref().and_then(|d| d.reasoning_tokens).unwrap_or(0),
+            });
+        }
+        let status = response.status.as_deref().unwrap_or("completed");
+        let reason = response.incomplete_details.as_ref().and_then(|d| d.reason.as_deref());
+        let stop = match (status, reason) {
+            (_, Some("max_output_tokens")) => StopReason::Length,
+            (_, Some("content_filter")) => StopReason::ContentFilter,
+            ("completed", _) if builder.has_tool_calls() => StopReason::ToolUse,
+            ("completed", _) if self.refusal => StopReason::Refusal,
+            ("completed", _) => StopReason::EndTurn,
+            ("cancelled", _) => StopReason::Aborted,
+            _ => StopReason::Unknown,
+        };
+        builder.finish(stop, Some(reason.unwrap_or(status)));
+    }
+}

@@ -1,0 +1,100 @@
+//! The canonical stream events (DESIGN.md section 3), as every dialect reports them.
+//!
+//! They serialize to the JSON the Python `msgwire.Event` Structs decode, and borrow everything
+//! they carry: an event is written to the output batch at once and never stored.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::canonical::{StopReason, ToolCallBlock, Usage};
+
+/// One step of an assistant message arriving. `index` is the position of the block in the
+/// final message's `content`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event<'a> {
+    MessageStart {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<&'a str>,
+    },
+    TextDelta {
+        text: &'a str,
+        index: usize,
+    },
+    ThinkingDelta {
+        #[serde(skip_serializing_if = "str::is_empty")]
+        thinking: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        redacted: Option<&'a str>,
+        index: usize,
+    },
+    ToolCallBegin {
+        index: usize,
+        id: &'a str,
+        name: &'a str,
+    },
+    ToolCallDelta {
+        index: usize,
+        fragment: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parsed: Option<&'a RawValue>,
+    },
+    ToolCallEnd {
+        index: usize,
+        block: &'a ToolCallBlock,
+    },
+    Usage {
+        usage: &'a Usage,
+    },
+    MessageEnd {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<StopReason>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw_stop_reason: Option<&'a str>,
+    },
+}
+
+/// Events written one after another into a JSON array: the batch that crosses to Python in
+/// one piece per `feed`.
+#[derive(Debug, Default)]
+pub struct EventBatch {
+    json: Vec<u8>,
+    count: usize,
+}
+
+impl EventBatch {
+    pub fn push(&mut self, event: &Event<'_>) {
+        self.json.push(if self.count == 0 { b'[' } else { b',' });
+        // Writing borrowed strings and numbers into a Vec cannot fail.
+        if serde_json::to_writer(&mut self.json, event).is_err() {
+            self.json.extend_from_slice(b"null");
+        }
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The batch as a JSON array (`[]` when empty); the batch is empty afterwards.
+    pub fn take(&mut self) -> Vec<u8> {
+        if self.count == 0 {
+            return b"[]".to_vec();
+        }
+        self.json.push(b']');
+        self.count = 0;
+        std::mem::take(&mut self.json)
+    }
+}

@@ -8,8 +8,19 @@ offset into the input (``offset``) or a JSON path (``path``, e.g. ``$.messages[3
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["DecodeError", "MsgwireError", "ValidationError"]
+__all__ = [
+    "DecodeError",
+    "LimitExceededError",
+    "MalformedStreamError",
+    "MsgwireError",
+    "ProviderError",
+    "StreamError",
+    "TransportError",
+    "TruncatedStreamError",
+    "ValidationError",
+]
 
 
 class MsgwireError(Exception):
@@ -44,15 +55,20 @@ _BYTE = re.compile(r"\(byte (\d+)\)")
 _MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
 
 
-def from_msgspec(exc: Exception, prefix: str = "$") -> DecodeError:
+def from_msgspec(exc: Exception, prefix: str = "$", *, size: int | None = None) -> DecodeError:
     """Our error for a msgspec error, its path rebased under ``prefix`` (the path of the value
-    that was decoded on its own) and extended to the missing field when one is named."""
+    that was decoded on its own) and extended to the missing field when one is named. ``size``
+    is the length of the whole input: where input that ends too soon went wrong."""
     import msgspec
 
     text = str(exc)
     if not isinstance(exc, msgspec.ValidationError):
         match = _BYTE.search(text)
-        return DecodeError(text, offset=int(match.group(1)) if match else None)
+        if match:
+            return DecodeError(text, offset=int(match.group(1)))
+        if size is not None and text == "Input data was truncated":  # msgspec names no byte here
+            return DecodeError(f"{text} (byte {size})", offset=size)
+        return DecodeError(text)
     found = _AT_PATH.match(text)
     assert found is not None  # the pattern matches any text
     message, path = found.group("msg"), found.group("path") or "$"
@@ -61,3 +77,63 @@ def from_msgspec(exc: Exception, prefix: str = "$") -> DecodeError:
     if missing:
         path = f"{path}.{missing.group(1)}"
     return ValidationError([(path, message)])
+
+
+# --- streams --------------------------------------------------------------------------------
+
+
+class StreamError(MsgwireError):
+    """A provider stream failed. Nothing already received is lost:
+
+    - ``partial_message``: the assistant message assembled so far (``stop_reason = "error"``);
+    - ``events``: the events decoded from the last chunk before the failure;
+    - ``diagnostics``: what the stream did that was unusual;
+    - ``dialect`` and ``offset``: where, as a byte offset into the stream.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        dialect: str = "",
+        offset: int | None = None,
+        error_type: str | None = None,
+        provider_message: str | None = None,
+        limit_name: str | None = None,
+        limit: int | None = None,
+    ) -> None:
+        Exception.__init__(self, message)
+        self.dialect = dialect
+        self.offset = offset
+        self.path: str | None = None
+        self.error_type = error_type
+        self.provider_message = provider_message
+        self.limit_name = limit_name
+        self.limit = limit
+        self.partial_message: Any = None
+        self.events: list[Any] = []
+        self.diagnostics: list[Any] = []
+
+
+class ProviderError(StreamError):
+    """The provider reported an error inside the stream (``event: error``, an ``error``
+    object, Anthropic's ``overloaded_error``...): ``error_type`` and ``provider_message``."""
+
+
+class TruncatedStreamError(StreamError):
+    """The stream ended before the provider's terminal marker (``[DONE]``, ``message_stop``,
+    ``response.completed``, a finish reason, ``done: true``)."""
+
+
+class TransportError(StreamError):
+    """The source of the bytes raised (a network error, a closed connection); the original
+    exception is the ``__cause__``."""
+
+
+class MalformedStreamError(StreamError, DecodeError):
+    """A payload in the stream is not the JSON its dialect defines (a ``ValueError``)."""
+
+
+class LimitExceededError(StreamError, DecodeError):
+    """A configured limit was exceeded (``limit_name``, ``limit``): the stream was refused
+    rather than buffered without bound (a ``ValueError``)."""

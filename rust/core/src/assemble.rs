@@ -14,6 +14,7 @@ use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock, ThinkingB
 use crate::error::Error;
 use crate::event::{Event, EventBatch};
 use crate::limits::Limits;
+use crate::partial::{JsonLimits, PartialJson};
 
 /// Something unusual the stream did that the decoder handled: never merged silently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,6 +34,8 @@ pub struct BuilderOptions {
     pub provider: String,
     /// Write events into a batch (off for the `assemble` fast path, which only wants the message).
     pub record_events: bool,
+    /// Parse tool arguments as they stream, so each `ToolCallDelta` carries them parsed so far.
+    pub partial_args: bool,
     pub limits: Limits,
 }
 
@@ -44,6 +47,8 @@ struct ToolState {
     ended: bool,
     /// Bytes of `arguments` already reported in `ToolCallDelta` events.
     reported: usize,
+    /// The arguments parsed so far (with `partial_args`), fed each fragment once.
+    parser: Option<PartialJson>,
 }
 
 /// Builds one canonical assistant message and the events that describe its arrival.
@@ -58,6 +63,9 @@ pub struct Builder {
     diagnostics: Vec<Diagnostic>,
     limits: Limits,
     offset: u64,
+    partial_args: bool,
+    /// Scratch space for argument snapshots, reused across deltas.
+    snapshot: Vec<u8>,
 }
 
 impl Builder {
@@ -77,6 +85,8 @@ impl Builder {
             diagnostics: Vec::new(),
             limits: options.limits,
             offset: 0,
+            partial_args: options.partial_args && options.record_events,
+            snapshot: Vec::new(),
         }
     }
 
@@ -267,7 +277,10 @@ impl Builder {
         if self.tools.len() <= index {
             self.tools.resize_with(index + 1, || None);
         }
-        self.tools[index] = Some(ToolState::default());
+        let parser = self.partial_args.then(|| {
+            PartialJson::new(JsonLimits { max_depth: self.limits.max_depth, max_size: self.limits.max_tool_args_size })
+        });
+        self.tools[index] = Some(ToolState { parser, ..ToolState::default() });
         if !name.is_empty() {
             self.announce_tool(index);
         }
@@ -282,10 +295,7 @@ impl Builder {
     }
 
     fn tool_mut(&mut self, index: usize) -> Option<(&mut ToolCallBlock, &mut ToolState)> {
-        match (self.message.content.get_mut(index), self.tools.get_mut(index)) {
-            (Some(Block::ToolCall(block)), Some(Some(state))) => Some((block, state)),
-            _ => None,
-        }
+        tool_parts(&mut self.message.content, &mut self.tools, index)
     }
 
     /// The id of the tool call at `index`.
@@ -316,7 +326,8 @@ impl Builder {
         if let Some(batch) = self.events.as_mut() {
             batch.push(&Event::ToolCallBegin { index, id: &block.id, name: &block.name });
             if !block.arguments.is_empty() {
-                batch.push(&Event::ToolCallDelta { index, fragment: &block.arguments, parsed: None });
+                let parsed = snapshot(state.parser.as_ref(), &mut self.snapshot);
+                batch.push_tool_call_delta(index, &block.arguments, parsed);
             }
         }
     }
@@ -365,14 +376,23 @@ impl Builder {
         }
         let limit = self.limits.max_tool_args_size;
         let offset = self.offset;
-        let Some((block, state)) = self.tool_mut(index) else { return Ok(()) };
+        let Some((block, state)) = tool_parts(&mut self.message.content, &mut self.tools, index) else {
+            return Ok(());
+        };
         if block.arguments.len() + fragment.len() > limit {
             return Err(Error::limit("max_tool_args_size", limit, offset));
         }
         block.arguments.push_str(fragment);
+        if let Some(parser) = state.parser.as_mut() {
+            // A parse error is not the stream's: the call ends up `malformed`, the text kept.
+            let _ = parser.feed(fragment);
+        }
         if state.begun {
             state.reported = block.arguments.len();
-            self.emit(&Event::ToolCallDelta { index, fragment, parsed: None });
+            if let Some(batch) = self.events.as_mut() {
+                let parsed = snapshot(state.parser.as_ref(), &mut self.snapshot);
+                batch.push_tool_call_delta(index, fragment, parsed);
+            }
         }
         Ok(())
     }
@@ -387,12 +407,19 @@ impl Builder {
         if block.arguments.is_empty() {
             return self.tool_args(index, arguments);
         }
-        if arguments.len() > self.limits.max_tool_args_size {
-            return Err(Error::limit("max_tool_args_size", self.limits.max_tool_args_size, self.offset));
+        let (max_depth, max_size) = (self.limits.max_depth, self.limits.max_tool_args_size);
+        if arguments.len() > max_size {
+            return Err(Error::limit("max_tool_args_size", max_size, self.offset));
         }
         self.diagnostic("arguments_mismatch", format!("tool call {index}: final arguments differ from the deltas"));
-        if let Some((block, _)) = self.tool_mut(index) {
+        if let Some((block, state)) = self.tool_mut(index) {
             arguments.clone_into(&mut block.arguments);
+            // Later snapshots must describe the replacement, not what streamed before.
+            if let Some(parser) = state.parser.as_mut() {
+                let mut fresh = PartialJson::new(JsonLimits { max_depth, max_size });
+                let _ = fresh.feed(arguments);
+                *parser = fresh;
+            }
         }
         Ok(())
     }
@@ -499,10 +526,39 @@ impl Builder {
     /// provider had said in `raw_stop_reason`.
     pub fn mark_failed(&mut self) {
         self.message.stop_reason = Some(StopReason::Error);
+        // A call cut short keeps its text, flagged so that no one runs it as if whole.
+        let max_depth = self.limits.max_depth;
+        for (block, state) in self.message.content.iter_mut().zip(&self.tools) {
+            if let (Block::ToolCall(call), Some(state)) = (block, state) {
+                if !state.ended && !call.arguments.trim().is_empty() && !arguments_are_json(&call.arguments, max_depth) {
+                    call.malformed = true;
+                }
+            }
+        }
     }
 }
 
-/// Whether tool arguments are one valid JSON document.
-fn arguments_are_json(arguments: &str, _max_depth: usize) -> bool {
-    serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok()
+/// The block and streaming state of the tool call at `index`, borrowing only those two fields
+/// (so that the event batch can be written at the same time).
+fn tool_parts<'a>(
+    content: &'a mut [Block],
+    tools: &'a mut [Option<ToolState>],
+    index: usize,
+) -> Option<(&'a mut ToolCallBlock, &'a mut ToolState)> {
+    match (content.get_mut(index), tools.get_mut(index)) {
+        (Some(Block::ToolCall(block)), Some(Some(state))) => Some((block, state)),
+        _ => None,
+    }
+}
+
+/// Whether tool arguments are one valid JSON document, nested at most `max_depth` deep.
+fn arguments_are_json(arguments: &str, max_depth: usize) -> bool {
+    crate::partial::validate(arguments, max_depth).is_ok()
+}
+
+/// The arguments parsed so far, as JSON text in `scratch` (none before any value started).
+fn snapshot<'s>(parser: Option<&PartialJson>, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+    let parser = parser?;
+    scratch.clear();
+    parser.snapshot_json(scratch).then_some(scratch.as_slice())
 }

@@ -20,7 +20,7 @@ enum Framer {
 pub struct StreamDecoder {
     name: DialectName,
     framer: Framer,
-    dialect: Box<dyn Dialect + Send>,
+    dialect: Box<dyn Dialect + Send + Sync>,
     builder: Builder,
     failure: Option<Error>,
     ended: bool,
@@ -109,14 +109,15 @@ impl StreamDecoder {
         let Self { framer, dialect, builder, .. } = self;
         let result = match framer {
             Framer::Sse(parser) => {
+                let end = parser.offset(); // before `finish`, which readies the parser for a new stream
                 let pending = parser.finish();
-                builder.set_offset(parser.offset());
                 if let Some(offset) = pending.undispatched {
                     // The spec discards a block with no blank line after it; say so.
                     let message = "the last event had no blank line after it and was discarded";
                     builder.set_offset(offset);
                     builder.diagnostic("undispatched_event", message);
                 }
+                builder.set_offset(end);
                 Ok(())
             }
             Framer::Ndjson(parser) => {

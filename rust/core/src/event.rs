@@ -4,7 +4,6 @@
 //! they carry: an event is written to the output batch at once and never stored.
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::canonical::{StopReason, ToolCallBlock, Usage};
 
@@ -41,11 +40,10 @@ pub enum Event<'a> {
         id: &'a str,
         name: &'a str,
     },
+    /// Written by [`EventBatch::push_tool_call_delta`], which adds the parsed arguments.
     ToolCallDelta {
         index: usize,
         fragment: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        parsed: Option<&'a RawValue>,
     },
     ToolCallEnd {
         index: usize,
@@ -78,6 +76,18 @@ impl EventBatch {
             self.json.extend_from_slice(b"null");
         }
         self.count += 1;
+    }
+
+    /// A `ToolCallDelta`, with the arguments parsed so far written in as JSON text (already
+    /// valid by construction, so not parsed again).
+    pub fn push_tool_call_delta(&mut self, index: usize, fragment: &str, parsed: Option<&[u8]>) {
+        self.push(&Event::ToolCallDelta { index, fragment });
+        if let Some(parsed) = parsed {
+            self.json.pop(); // the closing brace
+            self.json.extend_from_slice(b",\"parsed\":");
+            self.json.extend_from_slice(parsed);
+            self.json.push(b'}');
+        }
     }
 
     pub fn len(&self) -> usize {

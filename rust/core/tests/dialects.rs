@@ -18,6 +18,7 @@ fn options() -> BuilderOptions {
         timestamp: "2026-01-01T00:00:00Z".into(),
         provider: "test".into(),
         record_events: true,
+        partial_args: true,
         limits: Limits::default(),
     }
 }

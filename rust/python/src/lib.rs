@@ -3,6 +3,7 @@
 //! Thin on purpose: convert arguments, release the GIL around work on large buffers, and map
 //! every core error to a `msgwire` exception (see `errors.rs`). No wire rule lives here.
 
+mod decoder;
 mod errors;
 
 use pyo3::prelude::*;
@@ -13,6 +14,9 @@ mod _core {
     use pyo3::types::PyBytes;
 
     use crate::errors::to_py;
+
+    #[pymodule_export]
+    use crate::decoder::PyDecoder;
 
     #[pymodule_export]
     #[allow(non_upper_case_globals)] // a Python dunder name

@@ -66,7 +66,7 @@ impl DialectName {
     }
 
     /// A fresh decoder state for one stream.
-    pub fn decoder(self) -> Box<dyn Dialect + Send> {
+    pub fn decoder(self) -> Box<dyn Dialect + Send + Sync> {
         match self {
             Self::OpenAi => Box::<openai_chat::OpenAiChat>::default(),
             Self::OpenAiResponses => Box::<openai_responses::OpenAiResponses>::default(),

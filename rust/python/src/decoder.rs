@@ -1,0 +1,125 @@
+//! `msgwire._core.Decoder`: one provider stream, fed chunk by chunk from Python.
+//!
+//! Every call returns bytes of canonical JSON (an event batch, the message, the diagnostics)
+//! for Python to decode with one msgspec call. A stream failure does not raise here: `feed`
+//! and `finish` still return the events decoded before it, and `error()` gives the exception
+//! to raise, so the Python side can hand out those events first and keep the partial message.
+
+use msgwire_core::assemble::BuilderOptions;
+use msgwire_core::{DialectName, Error, Limits, StreamDecoder};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::stream_error;
+
+/// Chunks at least this large are decoded with the GIL released (detaching costs time too).
+const DETACH_ABOVE: usize = 64 * 1024;
+
+#[pyclass(module = "msgwire._core", name = "Decoder")]
+pub struct PyDecoder {
+    inner: StreamDecoder,
+}
+
+#[pymethods]
+impl PyDecoder {
+    #[new]
+    #[pyo3(signature = (
+        dialect, *, id, timestamp, provider=None, events=true, partial_args=false,
+        max_event_size=None, max_line_size=None, max_tool_args_size=None, max_depth=None,
+    ))]
+    #[allow(clippy::too_many_arguments)] // mirrors the keyword arguments of msgwire.stream
+    fn new(
+        dialect: &str,
+        id: String,
+        timestamp: String,
+        provider: Option<String>,
+        events: bool,
+        partial_args: bool,
+        max_event_size: Option<usize>,
+        max_line_size: Option<usize>,
+        max_tool_args_size: Option<usize>,
+        max_depth: Option<usize>,
+    ) -> PyResult<Self> {
+        let name: DialectName = dialect.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| {
+            PyValueError::new_err(e.to_string())
+        })?;
+        let defaults = Limits::default();
+        let limits = Limits {
+            max_event_size: max_event_size.unwrap_or(defaults.max_event_size),
+            max_line_size: max_line_size.unwrap_or(defaults.max_line_size),
+            max_tool_args_size: max_tool_args_size.unwrap_or(defaults.max_tool_args_size),
+            max_depth: max_depth.unwrap_or(defaults.max_depth),
+        };
+        let options = BuilderOptions {
+            id,
+            timestamp,
+            provider: provider.unwrap_or_else(|| name.provider().to_owned()),
+            record_events: events,
+            partial_args,
+            limits,
+        };
+        Ok(Self { inner: StreamDecoder::new(name, options) })
+    }
+
+    /// Decode the next bytes; returns the events they completed (a JSON array).
+    fn feed<'py>(&mut self, py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
+        let inner = &mut self.inner;
+        // A failure is kept in the decoder and reported by `error()`.
+        if data.len() >= DETACH_ABOVE {
+            let _ = py.detach(|| inner.feed(data));
+        } else {
+            let _ = inner.feed(data);
+        }
+        PyBytes::new(py, &self.inner.take_events())
+    }
+
+    /// End the stream; returns the last events (a JSON array).
+    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let _ = self.inner.finish();
+        PyBytes::new(py, &self.inner.take_events())
+    }
+
+    /// End the stream because its source failed (`reason` says how).
+    fn abort(&mut self, reason: &str) {
+        if self.inner.failure().is_none() {
+            let offset = self.inner.offset();
+            self.inner.abort(Error::truncated(format!("the source failed: {reason}"), offset));
+        }
+    }
+
+    /// The assembled message so far (canonical JSON), readable after any failure.
+    fn message<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let json = msgwire_core::canonical::write(self.inner.builder().message()).map_err(|e| stream_error(py, &e, "", None))?;
+        Ok(PyBytes::new(py, &json))
+    }
+
+    /// What the stream did that was unusual (a JSON array of `{code, message, offset}`).
+    fn diagnostics<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let json = serde_json::to_vec(self.inner.builder().diagnostics()).unwrap_or_else(|_| b"[]".to_vec());
+        PyBytes::new(py, &json)
+    }
+
+    /// The exception that ended the stream, or `None`.
+    fn error(&self, py: Python<'_>) -> Option<PyErr> {
+        let dialect = self.inner.dialect().as_str();
+        self.inner.failure().map(|e| stream_error(py, e, dialect, Some(self.inner.offset())))
+    }
+
+    /// Whether the stream ended (finished, failed or aborted).
+    #[getter]
+    fn ended(&self) -> bool {
+        self.inner.is_ended() || self.inner.failure().is_some()
+    }
+
+    /// Bytes fed so far.
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.inner.offset()
+    }
+
+    #[getter]
+    fn dialect(&self) -> &'static str {
+        self.inner.dialect().as_str()
+    }
+}

@@ -29,6 +29,7 @@ __all__ = [
     "AssistantMessage",
     "Base64Source",
     "ContentBlock",
+    "Diagnostic",
     "Event",
     "FileReferenceBlock",
     "FileStatus",
@@ -243,15 +244,24 @@ class MCPResourceBlock(_Tagged, tag="mcp_resource", kw_only=True):
     retrieved_at: _dt.datetime | None = None
 
 
+_NO_ARGUMENTS = "{}"
+
+
 class ToolCallBlock(_Tagged, tag="tool_call", kw_only=True):
     """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
     ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
 
     id: str
     name: str
-    arguments: str = "{}"
+    arguments: str = _NO_ARGUMENTS
     approval: Approval = "pending"
     malformed: bool = False
+
+    def __post_init__(self) -> None:
+        # omit_defaults compares by identity: an equal "{}" (decoded, or built at run time) must
+        # be the default object itself, or dumps would write it where the Rust core does not.
+        if self.arguments == _NO_ARGUMENTS and self.arguments is not _NO_ARGUMENTS:
+            msgspec.structs.force_setattr(self, "arguments", _NO_ARGUMENTS)
 
     def parsed_arguments(self) -> Any:
         """``arguments`` decoded; an empty string means no arguments (``{}``)."""
@@ -443,8 +453,12 @@ class TextDelta(_Tagged, tag="text_delta", kw_only=True):
 
 
 class ThinkingDelta(_Tagged, tag="thinking_delta", kw_only=True):
+    """Reasoning text; or the block's ``signature`` (a piece of it); or, for a redacted block,
+    its opaque ``redacted`` data."""
+
     thinking: str = ""
     signature: str | None = None
+    redacted: str | None = None
     index: int = 0
 
 
@@ -480,6 +494,15 @@ class MessageEnd(_Tagged, tag="message_end", kw_only=True):
 Event = Union[
     MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd
 ]
+
+
+class Diagnostic(_Plain, kw_only=True):
+    """Something unusual a stream did that the decoder handled (a tool call without index, a
+    second finish, ...): recorded, never merged silently. ``offset`` is a byte offset."""
+
+    code: str
+    message: str
+    offset: int = 0
 
 
 # --- short constructors ---------------------------------------------------------------------

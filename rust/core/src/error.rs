@@ -131,7 +131,7 @@ impl fmt::Display for Error {
             ErrorKind::Provider { error_type, message } => write!(f, "the provider reported {error_type}: {message}")?,
             ErrorKind::Truncated { detail } => write!(f, "the stream ended early: {detail}")?,
             ErrorKind::JsonSyntax(syntax) => write!(f, "JSON is malformed: {syntax}")?,
-            ErrorKind::JsonTooDeep { max_depth } => write!(f, "JSON nested deeper than {max_depth}")?,
+            ErrorKind::JsonTooDeep { max_depth } => write!(f, "JSON deeper than {max_depth}")?,
         }
         if let Some(offset) = self.offset {
             write!(f, " (byte {offset})")?;

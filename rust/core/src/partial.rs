@@ -22,6 +22,7 @@
 //! Everything is iterative with an explicit stack: depth is a typed error, never a stack overflow.
 
 use crate::error::{Error, ErrorKind, JsonSyntax};
+use crate::limits::{DEFAULT_MAX_DEPTH, DEFAULT_SIZE_LIMIT};
 
 /// Bounds on one JSON document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +34,12 @@ pub struct JsonLimits {
 }
 
 impl Default for JsonLimits {
+    /// 200 deep, 16 MiB: the stream defaults of [`crate::limits`].
     fn default() -> Self {
-        Self { max_depth: 200, max_size: 16 * 1024 * 1024 }
+        Self {
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_size: DEFAULT_SIZE_LIMIT,
+        }
     }
 }
 
@@ -127,7 +132,10 @@ pub fn validate_bytes(json: &[u8], max_depth: usize) -> Result<(), Error> {
 
 fn validate_input(json: &[u8], max_depth: usize, trusted_utf8: bool) -> Result<(), Error> {
     // Same state machine, without keeping the committed text.
-    let mut parser = Parser::<false>::new(JsonLimits { max_depth, max_size: usize::MAX });
+    let mut parser = Parser::<false>::new(JsonLimits {
+        max_depth,
+        max_size: usize::MAX,
+    });
     parser.feed(json, trusted_utf8)?;
     parser.finish()
 }
@@ -147,29 +155,45 @@ enum State {
     Colon,
     /// After a value: `,` or a closer, or only whitespace at the top level.
     AfterValue,
-    /// Inside a string; `key` for an object key (never shown unfinished).
-    Str { key: bool, esc: Esc },
+    /// Inside a string, between characters; `key` for an object key (never shown unfinished).
+    Str {
+        key: bool,
+    },
+    /// Inside a string, inside an escape or a raw UTF-8 character.
+    StrEsc {
+        key: bool,
+        esc: Esc,
+    },
     Num(Num),
     /// Inside `true`, `false` or `null`: `seen` bytes of `word` read.
-    Lit { word: &'static [u8], seen: usize },
+    Lit {
+        word: &'static [u8],
+        seen: usize,
+    },
 }
 
-/// Where a string is between two complete characters.
+/// Where a string is inside one character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Esc {
-    /// Between characters.
-    No,
     /// After `\`.
     Backslash,
     /// In `\uXXXX`, `digits` hex digits read into `code`; `low` when it must be the low half
     /// of a surrogate pair.
-    Hex { digits: u8, code: u32, low: bool },
+    Hex {
+        digits: u8,
+        code: u32,
+        low: bool,
+    },
     /// After a high surrogate escape, whose low half must follow: `\`, then `u`.
     LowBackslash,
     LowU,
     /// Inside a raw multi-byte UTF-8 character (`feed_bytes` only): `need` continuation
     /// bytes to come, the next one in `lo..=hi`.
-    Utf8 { need: u8, lo: u8, hi: u8 },
+    Utf8 {
+        need: u8,
+        lo: u8,
+        hi: u8,
+    },
 }
 
 /// Where a number is, after RFC 8259: `-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?`.
@@ -263,8 +287,14 @@ impl<const RECORD: bool> Parser<RECORD> {
         let (head, over) = bytes.split_at(room.min(bytes.len()));
         let mut result = self.run(head, trusted_utf8);
         if result.is_ok() && !over.is_empty() {
-            let kind = ErrorKind::Limit { name: "max_size", limit: self.limits.max_size };
-            result = Err(Error { kind, offset: Some(self.pos) });
+            let kind = ErrorKind::Limit {
+                name: "max_size",
+                limit: self.limits.max_size,
+            };
+            result = Err(Error {
+                kind,
+                offset: Some(self.pos),
+            });
         }
         if let Err(err) = &result {
             self.failed = Some(err.clone());
@@ -286,7 +316,11 @@ impl<const RECORD: bool> Parser<RECORD> {
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
-        if self.is_complete() { Ok(()) } else { Err(syntax(JsonSyntax::UnexpectedEof, self.pos)) }
+        if self.is_complete() {
+            Ok(())
+        } else {
+            Err(syntax(JsonSyntax::UnexpectedEof, self.pos))
+        }
     }
 
     /// Advances the state machine over `bytes`, which come right after `self.pos`.
@@ -296,11 +330,11 @@ impl<const RECORD: bool> Parser<RECORD> {
         while let Some(&b) = bytes.get(i) {
             let at = base + i;
             match self.state {
-                State::Str { key, esc: Esc::No } => {
+                State::Str { key } => {
                     i = self.string_run(bytes, i, key, trusted_utf8, base)?;
                     continue;
                 }
-                State::Str { key, esc } => self.string_escape(b, key, esc, at)?,
+                State::StrEsc { key, esc } => self.string_escape(b, key, esc, at)?,
                 State::Num(num) => match num.step(b) {
                     Some(next) => {
                         self.record(b);
@@ -324,15 +358,20 @@ impl<const RECORD: bool> Parser<RECORD> {
                     if seen + 1 == word.len() {
                         self.end_value();
                     } else {
-                        self.state = State::Lit { word, seen: seen + 1 };
+                        self.state = State::Lit {
+                            word,
+                            seen: seen + 1,
+                        };
                     }
                 }
                 _ if matches!(b, b' ' | b'\t' | b'\n' | b'\r') => {}
-                State::ArrayFirst | State::ObjectFirst if b == b']' || b == b'}' => self.close(b, at)?,
+                State::ArrayFirst | State::ObjectFirst if b == b']' || b == b'}' => {
+                    self.close(b, at)?;
+                }
                 State::Value | State::ArrayFirst => self.start_value(b, at)?,
                 State::ObjectFirst | State::Key if b == b'"' => {
                     self.record(b);
-                    self.state = State::Str { key: true, esc: Esc::No };
+                    self.state = State::Str { key: true };
                 }
                 State::Colon if b == b':' => {
                     self.record(b);
@@ -341,7 +380,11 @@ impl<const RECORD: bool> Parser<RECORD> {
                 State::AfterValue => match (b, self.stack.last()) {
                     (b',', Some(&closer)) => {
                         self.record(b);
-                        self.state = if closer == b']' { State::Value } else { State::Key };
+                        self.state = if closer == b']' {
+                            State::Value
+                        } else {
+                            State::Key
+                        };
                     }
                     (b']' | b'}', Some(_)) => self.close(b, at)?,
                     (_, None) => return Err(syntax(JsonSyntax::TrailingChars, at)),
@@ -362,18 +405,27 @@ impl<const RECORD: bool> Parser<RECORD> {
         self.state = match b {
             b'{' | b'[' => {
                 if self.stack.len() >= self.limits.max_depth {
-                    let kind = ErrorKind::JsonTooDeep { max_depth: self.limits.max_depth };
-                    return Err(Error { kind, offset: Some(at) });
+                    let kind = ErrorKind::JsonTooDeep {
+                        max_depth: self.limits.max_depth,
+                    };
+                    return Err(Error {
+                        kind,
+                        offset: Some(at),
+                    });
                 }
                 self.stack.push(if b == b'{' { b'}' } else { b']' });
                 self.record(b);
                 self.snap(false);
-                if b == b'{' { State::ObjectFirst } else { State::ArrayFirst }
+                if b == b'{' {
+                    State::ObjectFirst
+                } else {
+                    State::ArrayFirst
+                }
             }
             b'"' => {
                 self.record(b);
                 self.snap(true);
-                State::Str { key: false, esc: Esc::No }
+                State::Str { key: false }
             }
             b'-' | b'0'..=b'9' => {
                 self.record(b);
@@ -422,9 +474,16 @@ impl<const RECORD: bool> Parser<RECORD> {
         trusted_utf8: bool,
         base: usize,
     ) -> Result<usize, Error> {
-        let stop = if trusted_utf8 { &STOP_TRUSTED } else { &STOP_CHECKED };
+        let stop = if trusted_utf8 {
+            &STOP_TRUSTED
+        } else {
+            &STOP_CHECKED
+        };
         let rest = bytes.get(start..).unwrap_or_default();
-        let len = rest.iter().position(|&b| stop[usize::from(b)]).unwrap_or(rest.len());
+        let len = rest
+            .iter()
+            .position(|&b| stop[usize::from(b)])
+            .unwrap_or(rest.len());
         let (run, tail) = rest.split_at(len);
         if RECORD {
             self.text.extend_from_slice(run);
@@ -454,17 +513,20 @@ impl<const RECORD: bool> Parser<RECORD> {
             _ => return Err(syntax(JsonSyntax::ControlChar, at)),
         };
         self.record(b);
-        self.state = State::Str { key, esc };
+        self.state = State::StrEsc { key, esc };
         Ok(start + len + 1)
     }
 
-    /// One byte inside an escape or a raw UTF-8 character.
+    /// One byte inside an escape or a raw UTF-8 character: the character goes on, or ends.
     fn string_escape(&mut self, b: u8, key: bool, esc: Esc, at: usize) -> Result<(), Error> {
         let next = match esc {
-            Esc::No => Esc::No,
             Esc::Backslash => match b {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Esc::No,
-                b'u' => Esc::Hex { digits: 0, code: 0, low: false },
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => None,
+                b'u' => Some(Esc::Hex {
+                    digits: 0,
+                    code: 0,
+                    low: false,
+                }),
                 _ => return Err(syntax(JsonSyntax::InvalidEscape, at)),
             },
             Esc::Hex { digits, code, low } => {
@@ -474,28 +536,45 @@ impl<const RECORD: bool> Parser<RECORD> {
                 let code = code << 4 | digit;
                 // Offsets of lone surrogates point at the backslash of the escape at fault.
                 match (digits, low, code) {
-                    (0..=2, ..) => Esc::Hex { digits: digits + 1, code, low },
-                    (_, false, 0xD800..=0xDBFF) => Esc::LowBackslash,
+                    (0..=2, ..) => Some(Esc::Hex {
+                        digits: digits + 1,
+                        code,
+                        low,
+                    }),
+                    (_, false, 0xD800..=0xDBFF) => Some(Esc::LowBackslash),
                     (_, false, 0xDC00..=0xDFFF) => return Err(lone_surrogate(at, 5)),
-                    (_, true, 0xDC00..=0xDFFF) | (_, false, _) => Esc::No,
+                    (_, true, 0xDC00..=0xDFFF) | (_, false, _) => None,
                     (_, true, _) => return Err(lone_surrogate(at, 11)),
                 }
             }
-            Esc::LowBackslash if b == b'\\' => Esc::LowU,
-            Esc::LowU if b == b'u' => Esc::Hex { digits: 0, code: 0, low: true },
+            Esc::LowBackslash if b == b'\\' => Some(Esc::LowU),
+            Esc::LowU if b == b'u' => Some(Esc::Hex {
+                digits: 0,
+                code: 0,
+                low: true,
+            }),
             Esc::LowBackslash => return Err(lone_surrogate(at, 6)),
             Esc::LowU => return Err(lone_surrogate(at, 7)),
             Esc::Utf8 { need, lo, hi } => {
                 if !(lo..=hi).contains(&b) {
                     return Err(syntax(JsonSyntax::InvalidUtf8, at));
                 }
-                if need > 1 { Esc::Utf8 { need: need - 1, lo: 0x80, hi: 0xBF } } else { Esc::No }
+                (need > 1).then_some(Esc::Utf8 {
+                    need: need - 1,
+                    lo: 0x80,
+                    hi: 0xBF,
+                })
             }
         };
         self.record(b);
-        self.state = State::Str { key, esc: next };
-        if next == Esc::No && !key {
-            self.snap(true);
+        if let Some(esc) = next {
+            self.state = State::StrEsc { key, esc };
+        } else {
+            // A character is complete: the snapshot may include it.
+            self.state = State::Str { key };
+            if !key {
+                self.snap(true);
+            }
         }
         Ok(())
     }
@@ -522,7 +601,10 @@ impl<const RECORD: bool> Parser<RECORD> {
 }
 
 fn syntax(kind: JsonSyntax, at: usize) -> Error {
-    Error { kind: ErrorKind::JsonSyntax(kind), offset: Some(at) }
+    Error {
+        kind: ErrorKind::JsonSyntax(kind),
+        offset: Some(at),
+    }
 }
 
 /// A lone surrogate found at `at`, whose escape began `back` bytes earlier.
@@ -565,7 +647,8 @@ mod tests {
 
     fn snapshot(p: &PartialJson) -> Option<String> {
         let mut out = Vec::new();
-        p.snapshot_json(&mut out).then(|| String::from_utf8(out).unwrap_or_default())
+        p.snapshot_json(&mut out)
+            .then(|| String::from_utf8(out).unwrap_or_default())
     }
 
     fn parse(json: &str) -> Value {
@@ -601,14 +684,18 @@ mod tests {
         let mut snaps = vec![None; doc.len() + 1];
         let mut prev: Option<(Value, Vec<u8>)> = None;
         for (i, c) in doc.char_indices() {
-            p.feed(&doc[i..i + c.len_utf8()]).unwrap_or_else(|err| panic!("{doc:?}: {err}"));
+            p.feed(&doc[i..i + c.len_utf8()])
+                .unwrap_or_else(|err| panic!("{doc:?}: {err}"));
             let snap = snapshot(&p);
             if let Some(json) = &snap {
                 let value = parse(json);
                 let committed = p.0.text[..p.0.snap_len].to_vec();
                 if let Some((prev_value, prev_committed)) = &prev {
                     assert_grows(prev_value, &value);
-                    assert!(committed.starts_with(prev_committed), "{doc:?}: committed text shrank");
+                    assert!(
+                        committed.starts_with(prev_committed),
+                        "{doc:?}: committed text shrank"
+                    );
                 }
                 prev = Some((value, committed));
             } else {
@@ -625,9 +712,15 @@ mod tests {
         for doc in DOCS {
             let expected: Value = parse(doc);
             let snaps = char_by_char(doc);
-            assert_eq!(snaps[doc.len()].as_deref().map(parse), Some(expected.clone()), "{doc:?}");
+            assert_eq!(
+                snaps[doc.len()].as_deref().map(parse),
+                Some(expected.clone()),
+                "{doc:?}"
+            );
             let whole = snaps[doc.len()].clone();
-            let boundaries: Vec<usize> = (0..=doc.len()).filter(|&i| doc.is_char_boundary(i)).collect();
+            let boundaries: Vec<usize> = (0..=doc.len())
+                .filter(|&i| doc.is_char_boundary(i))
+                .collect();
             // Two fragments: the snapshot depends only on the prefix read, not on how it was cut.
             for &a in &boundaries {
                 let mut p = PartialJson::default();
@@ -650,10 +743,15 @@ mod tests {
             // Raw bytes cut anywhere, even inside a UTF-8 character: the snapshot stops before it.
             for cut in 0..=doc.len() {
                 let mut p = PartialJson::default();
-                p.feed_bytes(&doc.as_bytes()[..cut]).unwrap_or_else(|err| panic!("{err}"));
-                let floor = (0..=cut).rev().find(|&i| doc.is_char_boundary(i)).unwrap_or(0);
+                p.feed_bytes(&doc.as_bytes()[..cut])
+                    .unwrap_or_else(|err| panic!("{err}"));
+                let floor = (0..=cut)
+                    .rev()
+                    .find(|&i| doc.is_char_boundary(i))
+                    .unwrap_or(0);
                 assert_eq!(snapshot(&p), snaps[floor], "{doc:?} cut at byte {cut}");
-                p.feed_bytes(&doc.as_bytes()[cut..]).unwrap_or_else(|err| panic!("{err}"));
+                p.feed_bytes(&doc.as_bytes()[cut..])
+                    .unwrap_or_else(|err| panic!("{err}"));
                 assert_eq!(snapshot(&p), whole);
             }
         }
@@ -686,14 +784,16 @@ mod tests {
         ];
         for (input, expected) in cases {
             let mut p = PartialJson::default();
-            p.feed(input).unwrap_or_else(|err| panic!("{input:?}: {err}"));
+            p.feed(input)
+                .unwrap_or_else(|err| panic!("{input:?}: {err}"));
             assert_eq!(snapshot(&p).as_deref(), expected, "{input:?}");
             assert_eq!(p.is_empty(), input.trim().is_empty(), "{input:?}");
             assert_eq!(p.is_complete(), input == "12", "{input:?}");
         }
         // Raw bytes: a character cut in two is left out until its end arrives.
         let mut p = PartialJson::default();
-        p.feed_bytes(b"\"caf\xc3").unwrap_or_else(|err| panic!("{err}"));
+        p.feed_bytes(b"\"caf\xc3")
+            .unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(snapshot(&p).as_deref(), Some("\"caf\""));
         p.feed_bytes(b"\xa9").unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(snapshot(&p).as_deref(), Some("\"café\""));
@@ -724,52 +824,108 @@ mod tests {
             // The same error fed whole or in small pieces; then it stays.
             for size in [input.len(), 1, 2, 3] {
                 let mut p = PartialJson::default();
-                let result = input.as_bytes().chunks(size).map(|c| p.feed_bytes(c)).find(Result::is_err);
-                assert_eq!(result, Some(expected.clone()), "{input:?} in pieces of {size}");
+                let result = input
+                    .as_bytes()
+                    .chunks(size)
+                    .map(|c| p.feed_bytes(c))
+                    .find(Result::is_err);
+                assert_eq!(
+                    result,
+                    Some(expected.clone()),
+                    "{input:?} in pieces of {size}"
+                );
                 assert_eq!(p.feed("[]"), expected, "{input:?}: the error must stick");
                 assert_eq!(p.finish(), expected);
                 assert!(!p.is_complete() && !p.is_empty());
                 let snap = snapshot(&p);
-                assert!(snap.as_deref().is_none_or(|s| serde_json::from_str::<Value>(s).is_ok()), "{snap:?}");
+                assert!(
+                    snap.as_deref()
+                        .is_none_or(|s| serde_json::from_str::<Value>(s).is_ok()),
+                    "{snap:?}"
+                );
             }
         }
         assert_eq!(validate("", 10), Err(syntax(JsonSyntax::UnexpectedEof, 0)));
-        assert_eq!(validate("[1, 2", 10), Err(syntax(JsonSyntax::UnexpectedEof, 5)));
-        assert_eq!(validate_bytes(b"[\"\xff\"]", 10), Err(syntax(JsonSyntax::InvalidUtf8, 2)));
+        assert_eq!(
+            validate("[1, 2", 10),
+            Err(syntax(JsonSyntax::UnexpectedEof, 5))
+        );
+        assert_eq!(
+            validate_bytes(b"[\"\xff\"]", 10),
+            Err(syntax(JsonSyntax::InvalidUtf8, 2))
+        );
         assert_eq!(validate(" [1, {\"a\": null}] ", 2), Ok(()));
     }
 
     #[test]
     fn limits() {
-        let limits = JsonLimits { max_depth: 2, max_size: 10 };
+        let limits = JsonLimits {
+            max_depth: 2,
+            max_size: 10,
+        };
         let mut p = PartialJson::new(limits);
         assert!(p.feed("[[1], ").is_ok());
-        let too_large = Err(Error { kind: ErrorKind::Limit { name: "max_size", limit: 10 }, offset: Some(10) });
+        let too_large = Err(Error {
+            kind: ErrorKind::Limit {
+                name: "max_size",
+                limit: 10,
+            },
+            offset: Some(10),
+        });
         assert_eq!(p.feed("[2, 3]]"), too_large);
-        assert_eq!(snapshot(&p).as_deref(), Some("[[1],[2]]"), "read up to the limit");
+        assert_eq!(
+            snapshot(&p).as_deref(),
+            Some("[[1],[2]]"),
+            "read up to the limit"
+        );
         // A syntax error before the limit is the one reported.
         let mut p = PartialJson::new(limits);
-        assert_eq!(p.feed("[1 2 3 4 5 6 7]"), Err(syntax(JsonSyntax::UnexpectedChar, 3)));
-        let too_deep = Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 2 }, offset: Some(3) });
-        assert_eq!(PartialJson::new(limits).feed("[{\"\":[1]}]"), too_deep.clone().map(|()| ()).map_err(|e| Error { offset: Some(5), ..e }));
-        assert_eq!(validate("[[[]]]", 2), Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 2 }, offset: Some(2) }));
+        assert_eq!(
+            p.feed("[1 2 3 4 5 6 7]"),
+            Err(syntax(JsonSyntax::UnexpectedChar, 3))
+        );
+        let too_deep = Err(Error {
+            kind: ErrorKind::JsonTooDeep { max_depth: 2 },
+            offset: Some(5),
+        });
+        assert_eq!(PartialJson::new(limits).feed(r#"[{"":[1]}]"#), too_deep);
+        assert_eq!(
+            validate("[[[]]]", 2),
+            Err(Error {
+                kind: ErrorKind::JsonTooDeep { max_depth: 2 },
+                offset: Some(2)
+            })
+        );
         assert_eq!(validate("[[]]", 2), Ok(()));
     }
 
     #[test]
     fn a_million_brackets_is_a_depth_error() {
         let brackets = "[".repeat(1_000_000);
-        let too_deep = Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 200 }, offset: Some(200) });
+        let too_deep = Err(Error {
+            kind: ErrorKind::JsonTooDeep { max_depth: 200 },
+            offset: Some(200),
+        });
         assert_eq!(validate(&brackets, 200), too_deep);
         let mut p = PartialJson::default();
         assert_eq!(p.feed(&brackets), too_deep);
         let mut p = PartialJson::default();
-        let result = brackets.as_bytes().chunks(7).map(|c| p.feed_bytes(c)).find(Result::is_err);
+        let result = brackets
+            .as_bytes()
+            .chunks(7)
+            .map(|c| p.feed_bytes(c))
+            .find(Result::is_err);
         assert_eq!(result, Some(too_deep));
         let snap = snapshot(&p).unwrap_or_default();
         assert_eq!(snap.len(), 400, "200 open arrays, closed");
         let objects = "{\"a\":".repeat(100_000);
-        assert!(matches!(validate(&objects, 200), Err(Error { kind: ErrorKind::JsonTooDeep { .. }, .. })));
+        assert!(matches!(
+            validate(&objects, 200),
+            Err(Error {
+                kind: ErrorKind::JsonTooDeep { .. },
+                ..
+            })
+        ));
     }
 
     /// A tiny deterministic generator (xorshift64), so the test needs no crate.
@@ -796,9 +952,13 @@ mod tests {
         for round in 0..3000 {
             let input: Vec<u8> = if round % 3 == 0 {
                 // Pure noise.
-                (0..rng.below(64)).map(|_| rng.next().to_le_bytes()[0]).collect()
+                (0..rng.below(64))
+                    .map(|_| rng.next().to_le_bytes()[0])
+                    .collect()
             } else if round % 3 == 1 {
-                (0..rng.below(96)).map(|_| alphabet[rng.below(alphabet.len())]).collect()
+                (0..rng.below(96))
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect()
             } else {
                 // A real document with a few bytes changed, dropped or added.
                 let mut doc = DOCS[rng.below(DOCS.len())].as_bytes().to_vec();
@@ -812,7 +972,10 @@ mod tests {
                 }
                 doc
             };
-            let mut p = PartialJson::new(JsonLimits { max_depth: 64, max_size: 80 });
+            let mut p = PartialJson::new(JsonLimits {
+                max_depth: 64,
+                max_size: 80,
+            });
             let mut rest = input.as_slice();
             while !rest.is_empty() {
                 let (fragment, tail) = rest.split_at((1 + rng.below(8)).min(rest.len()));
@@ -821,7 +984,10 @@ mod tests {
                 if let Some(json) = snapshot(&p) {
                     assert_eq!(validate(&json, 64), Ok(()), "{input:?} gave {json:?}");
                     if let Err(err) = serde_json::from_str::<Value>(&json) {
-                        assert!(err.to_string().contains("out of range"), "{input:?} gave {json:?}: {err}");
+                        assert!(
+                            err.to_string().contains("out of range"),
+                            "{input:?} gave {json:?}: {err}"
+                        );
                     }
                 }
                 if fed.is_err() {
@@ -833,5 +999,143 @@ mod tests {
                 assert_eq!(p.finish(), whole, "{input:?}");
             }
         }
+    }
+
+    /// A tool call's arguments of about 64 KiB: a file's content, then a list of edits.
+    fn big_document() -> String {
+        let line = r#"    let caf\u00e9 = format!(\"{} \\ {}\", \"naïve — 😀\", x);\n\t// ok\n"#;
+        let mut doc = String::from("{\"path\": \"src/lib.rs\", \"content\": \"");
+        while doc.len() < 32 * 1024 {
+            doc.push_str(line);
+        }
+        doc.push_str("\",\n  \"edits\": [");
+        for i in 0..10_000 {
+            if doc.len() >= 64 * 1024 - 200 {
+                break;
+            }
+            let sep = if i == 0 { "" } else { ", " };
+            let col = i % 80;
+            let edit = format!(
+                r#"{{"line": {i}, "col": {col}, "score": 0.{i}e-2, "old": "x{i}", "new": "y\n{i}", "ok": true, "note": null, "tags": []}}"#
+            );
+            doc.push_str(sep);
+            doc.push_str(&edit);
+        }
+        doc.push_str("]}");
+        doc
+    }
+
+    /// Fragments of about `size` bytes, cut at char boundaries as a `&str` stream would be.
+    fn fragments(doc: &str, size: usize) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < doc.len() {
+            let mut end = (start + size).min(doc.len());
+            while !doc.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push(&doc[start..end]);
+            start = end;
+        }
+        out
+    }
+
+    /// The best of `runs` timings of `f`.
+    fn best(runs: usize, mut f: impl FnMut()) -> std::time::Duration {
+        (0..runs)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                f();
+                start.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    }
+
+    /// `cargo test --release -p msgwire-core -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing report, run in release"]
+    #[allow(clippy::print_stdout, reason = "the report is the point of this test")]
+    fn performance() {
+        let doc = big_document();
+        let frags = fragments(&doc, 20);
+        assert_eq!(
+            parse(&doc),
+            parse(&{
+                let mut p = PartialJson::default();
+                for f in &frags {
+                    assert!(p.feed(f).is_ok());
+                }
+                snapshot(&p).unwrap_or_default()
+            })
+        );
+        let runs = 50;
+        let mut out = Vec::with_capacity(2 * doc.len());
+        let whole = best(runs, || {
+            let mut p = PartialJson::default();
+            assert!(p.feed(&doc).is_ok());
+            std::hint::black_box(&p);
+        });
+        let whole_snap = best(runs, || {
+            let mut p = PartialJson::default();
+            assert!(p.feed(&doc).is_ok());
+            out.clear();
+            p.snapshot_json(&mut out);
+            std::hint::black_box(&out);
+        });
+        let pieces = best(runs, || {
+            let mut p = PartialJson::default();
+            for f in &frags {
+                assert!(p.feed(f).is_ok());
+            }
+            std::hint::black_box(&p);
+        });
+        let pieces_snap = best(runs, || {
+            let mut p = PartialJson::default();
+            for f in &frags {
+                assert!(p.feed(f).is_ok());
+                out.clear();
+                p.snapshot_json(&mut out);
+                std::hint::black_box(&out);
+            }
+        });
+        let validate_time = best(runs, || assert!(validate(&doc, 200).is_ok()));
+        let serde = best(runs, || {
+            std::hint::black_box(serde_json::from_str::<Value>(&doc).ok());
+        });
+        // What the SDKs do: parse the whole accumulated prefix again after every fragment.
+        let mut ends = Vec::new();
+        frags.iter().fold(0, |end, f| {
+            ends.push(end + f.len());
+            end + f.len()
+        });
+        let reparse = best(3, || {
+            for &end in &ends {
+                let mut p = PartialJson::default();
+                assert!(p.feed(&doc[..end]).is_ok());
+                out.clear();
+                p.snapshot_json(&mut out);
+                std::hint::black_box(&out);
+            }
+        });
+        println!(
+            "document: {} bytes, {} fragments of ~20 bytes (best of {runs} runs)",
+            doc.len(),
+            frags.len()
+        );
+        println!("PartialJson fed whole:                {whole:>10.1?}");
+        println!("PartialJson fed whole + 1 snapshot:   {whole_snap:>10.1?}");
+        println!(
+            "PartialJson fed in fragments:         {pieces:>10.1?}  ({:.2}x fed whole)",
+            pieces.as_secs_f64() / whole.as_secs_f64()
+        );
+        println!(
+            "  + a snapshot after every fragment:  {pieces_snap:>10.1?}  (snapshots: {:.1?} in all, {:.0?} each)",
+            pieces_snap.saturating_sub(pieces),
+            pieces_snap.saturating_sub(pieces) / u32::try_from(frags.len()).unwrap_or(u32::MAX)
+        );
+        println!("validate (no committed text):         {validate_time:>10.1?}");
+        println!("serde_json::from_str::<Value>:        {serde:>10.1?}");
+        println!("re-parse each prefix + snapshot (O(n^2), the SDKs' way): {reparse:.1?}");
     }
 }

@@ -1,0 +1,277 @@
+"""Stream parsing beside the peers, on the same bytes in the same run (benches/README.md).
+
+Groups (the entry named ``msgwire`` is each group's reference in the summary):
+- ``openai-assemble``: the assembled message of the OpenAI workload: msgwire.assemble, the
+  openai SDK's ``chat.completions.stream`` (through an httpx mock transport), a hand-written
+  httpx-sse + json.loads loop, and orjson.loads alone on every data line.
+- ``anthropic-assemble``: the same for the Anthropic workload and the anthropic SDK.
+- ``events``: iterating every event as a Python object (msgwire.stream).
+- ``scaling``: the OpenAI workload and ten copies of its deltas.
+- ``partial-args``: 64 KB of tool arguments in 20-byte deltas with ``partial_args=True``,
+  beside one json.loads of the whole arguments.
+- ``big-event``: one 8 MiB event fed in 1 KiB pieces.
+- ``threads``: two streams assembled by two threads, beside one thread doing both.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import httpx_sse
+import openai
+import orjson
+import pytest
+
+import msgwire
+from benches.streams import anthropic_messages, long_tool_call, openai_chat
+
+NETWORK_CHUNK = 16 * 1024  # what an HTTP client typically hands over per read
+
+
+def _pieces(data: bytes, size: int = NETWORK_CHUNK) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def _transport(data: bytes, http: Any = httpx) -> Any:
+    """A mock transport answering every request with ``data`` as a streamed SSE body, in
+    network-sized chunks. ``http`` is httpx, or httpx2 (which the anthropic SDK now uses)."""
+    chunks = _pieces(data)
+
+    class Body(http.SyncByteStream):  # type: ignore[misc, name-defined]
+        def __iter__(self) -> Iterator[bytes]:
+            yield from chunks
+
+    def handler(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
+
+    return http.MockTransport(handler)
+
+
+# --- the OpenAI workload ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def openai_bytes() -> bytes:
+    return openai_chat()
+
+
+@pytest.fixture(scope="module")
+def openai_reference(openai_bytes: bytes) -> msgwire.AssistantMessage:
+    return msgwire.assemble(openai_bytes, "openai")
+
+
+def _check_openai(text: str, calls: list[tuple[str, str, str]], reference: msgwire.AssistantMessage) -> None:
+    assert text == reference.text
+    assert calls == [(c.id, c.name, c.arguments) for c in reference.tool_calls]
+
+
+@pytest.mark.benchmark(group="openai-assemble")
+def test_openai_assemble_msgwire(benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage) -> None:
+    chunks = _pieces(openai_bytes)
+    message = benchmark(msgwire.assemble, chunks, "openai")
+    _check_openai(message.text, [(c.id, c.name, c.arguments) for c in message.tool_calls], openai_reference)
+
+
+@pytest.mark.benchmark(group="openai-assemble")
+def test_openai_assemble_msgwire_via_httpx(
+    benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
+) -> None:
+    client = httpx.Client(transport=_transport(openai_bytes))
+
+    def run() -> msgwire.AssistantMessage:
+        with client.stream("POST", "http://test/v1/chat/completions") as response:
+            return msgwire.assemble(response, "openai")
+
+    message = benchmark(run)
+    _check_openai(message.text, [(c.id, c.name, c.arguments) for c in message.tool_calls], openai_reference)
+
+
+@pytest.mark.benchmark(group="openai-assemble")
+def test_openai_assemble_openai_sdk(benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage) -> None:
+    client = openai.OpenAI(api_key="x", base_url="http://test/v1", http_client=httpx.Client(transport=_transport(openai_bytes)))
+
+    def run() -> Any:
+        with client.chat.completions.stream(model="gpt-4o", messages=[{"role": "user", "content": "hi"}]) as stream:
+            return stream.get_final_completion()
+
+    completion = benchmark(run)
+    message = completion.choices[0].message
+    calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+    _check_openai(message.content or "", calls, openai_reference)
+
+
+def _httpx_sse_loop(client: httpx.Client) -> tuple[str, list[tuple[str, str, str]]]:
+    """What people write by hand: httpx-sse, json.loads, and an accumulator keyed on index."""
+    text: list[str] = []
+    calls: dict[int, list[str]] = {}
+    with httpx_sse.connect_sse(client, "POST", "http://test/v1/chat/completions") as source:
+        for event in source.iter_sse():
+            if event.data == "[DONE]":
+                break
+            chunk = json.loads(event.data)
+            for choice in chunk["choices"]:
+                delta = choice["delta"]
+                if delta.get("content"):
+                    text.append(delta["content"])
+                for call in delta.get("tool_calls") or ():
+                    entry = calls.setdefault(call["index"], ["", "", ""])
+                    entry[0] = call.get("id") or entry[0]
+                    function = call.get("function") or {}
+                    entry[1] = function.get("name") or entry[1]
+                    entry[2] += function.get("arguments") or ""
+    return "".join(text), [tuple(calls[i]) for i in sorted(calls)]  # type: ignore[misc]
+
+
+@pytest.mark.benchmark(group="openai-assemble")
+def test_openai_assemble_httpx_sse_loop(
+    benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
+) -> None:
+    client = httpx.Client(transport=_transport(openai_bytes))
+    text, calls = benchmark(_httpx_sse_loop, client)
+    _check_openai(text, calls, openai_reference)
+
+
+@pytest.mark.benchmark(group="openai-assemble")
+def test_openai_assemble_orjson_per_line(benchmark: Any, openai_bytes: bytes) -> None:
+    """Only the JSON parsing, with the data lines already split out: no framing, no assembly."""
+    lines = [line[6:] for line in openai_bytes.split(b"\n") if line.startswith(b"data: {")]
+
+    def run() -> int:
+        for line in lines:
+            orjson.loads(line)
+        return len(lines)
+
+    assert benchmark(run) == len(lines)
+
+
+# --- the Anthropic workload ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def anthropic_bytes() -> bytes:
+    return anthropic_messages()
+
+
+@pytest.mark.benchmark(group="anthropic-assemble")
+def test_anthropic_assemble_msgwire(benchmark: Any, anthropic_bytes: bytes) -> None:
+    message = benchmark(msgwire.assemble, _pieces(anthropic_bytes), "anthropic")
+    assert message.stop_reason == "tool_use" and len(message.tool_calls) == 3 and message.thinking
+
+
+@pytest.mark.benchmark(group="anthropic-assemble")
+def test_anthropic_assemble_anthropic_sdk(benchmark: Any, anthropic_bytes: bytes) -> None:
+    client = anthropic.Anthropic(api_key="x", base_url="http://test", http_client=httpx2.Client(transport=_transport(anthropic_bytes, httpx2)))
+
+    def run() -> Any:
+        with client.messages.stream(model="claude-sonnet-4-6", max_tokens=4096, messages=[{"role": "user", "content": "hi"}]) as stream:
+            return stream.get_final_message()
+
+    final = benchmark(run)
+    reference = msgwire.assemble(anthropic_bytes, "anthropic")
+    assert [b.input for b in final.content if b.type == "tool_use"] == [c.parsed_arguments() for c in reference.tool_calls]
+    assert "".join(b.text for b in final.content if b.type == "text") == reference.text
+
+
+@pytest.mark.benchmark(group="anthropic-assemble")
+def test_anthropic_assemble_orjson_per_line(benchmark: Any, anthropic_bytes: bytes) -> None:
+    lines = [line[6:] for line in anthropic_bytes.split(b"\n") if line.startswith(b"data: ")]
+
+    def run() -> int:
+        for line in lines:
+            orjson.loads(line)
+        return len(lines)
+
+    assert benchmark(run) == len(lines)
+
+
+# --- per-event objects, scaling, partial arguments, big events, threads --------------------------------
+
+
+@pytest.mark.benchmark(group="events")
+def test_events_msgwire(benchmark: Any, openai_bytes: bytes) -> None:
+    chunks = _pieces(openai_bytes)
+
+    def run() -> int:
+        return sum(1 for _ in msgwire.stream(chunks, "openai"))
+
+    count = benchmark(run)
+    assert count > 1500
+    benchmark.extra_info["events"] = count
+
+
+@pytest.mark.benchmark(group="scaling")
+@pytest.mark.parametrize("times", [1, 10])
+def test_scaling_msgwire(benchmark: Any, times: int) -> None:
+    data = openai_chat(text_deltas=1500 * times, tool_calls=3 * times)
+    message = benchmark(msgwire.assemble, _pieces(data), "openai")
+    assert len(message.tool_calls) == 3 * times
+    benchmark.extra_info["bytes"] = len(data)
+
+
+@pytest.mark.benchmark(group="partial-args")
+def test_partial_args_msgwire(benchmark: Any) -> None:
+    data, arguments = long_tool_call()
+    chunks = [event + b"\n\n" for event in data.split(b"\n\n") if event]  # one event per read: the live case
+
+    def run() -> Any:
+        parsed = None
+        for event in msgwire.stream(chunks, "openai", partial_args=True):
+            if event.type == "tool_call_delta":
+                parsed = event.parsed
+        return parsed
+
+    assert benchmark(run) == json.loads(arguments)
+
+
+@pytest.mark.benchmark(group="partial-args")
+def test_partial_args_without_parsing(benchmark: Any) -> None:
+    """The same events without partial parsing: what the parsing adds is the difference."""
+    data, _ = long_tool_call()
+    chunks = [event + b"\n\n" for event in data.split(b"\n\n") if event]
+    assert benchmark(lambda: sum(1 for _ in msgwire.stream(chunks, "openai"))) > 3000
+
+
+@pytest.mark.benchmark(group="partial-args")
+def test_partial_args_json_loads_once(benchmark: Any) -> None:
+    _, arguments = long_tool_call()
+    assert benchmark(json.loads, arguments)
+
+
+@pytest.mark.benchmark(group="big-event")
+def test_big_event_msgwire(benchmark: Any) -> None:
+    text = "x" * (8 * 1024 * 1024 - 64)
+    data = b'data: {"choices":[{"index":0,"delta":{"content":"' + text.encode() + b'"}}]}\n\ndata: [DONE]\n\n'
+    pieces = _pieces(data, 1024)
+    message = benchmark(msgwire.assemble, pieces, "openai", max_event_size=16 * 1024 * 1024)
+    assert len(message.text) == len(text)
+
+
+def _twice(run: Callable[[], object], threads: bool) -> None:
+    if not threads:
+        run()
+        run()
+        return
+    workers = [threading.Thread(target=run) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+@pytest.mark.benchmark(group="threads")
+@pytest.mark.parametrize("threads", [False, True], ids=["one-thread", "two-threads"])
+def test_threads_msgwire(benchmark: Any, threads: bool) -> None:
+    data = openai_chat(text_deltas=15000, tool_calls=30)  # one chunk of ~5 MB: decoded without the GIL
+    results: list[msgwire.AssistantMessage] = []
+
+    def run() -> None:
+        results.append(msgwire.assemble(data, "openai"))
+
+    benchmark(_twice, run, threads)
+    assert all(len(r.tool_calls) == 30 for r in results)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, Union, get_args, overload
 import msgspec
 
 from . import legacy
-from .errors import ValidationError, from_msgspec
+from .errors import DecodeError, ValidationError, from_msgspec
 from .types import (
     SCHEMA_VERSION,
     ContentBlock,
@@ -58,6 +58,8 @@ _block_decoder = _decoder(ContentBlock)
 _raw_fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _raw_items = msgspec.json.Decoder(list[msgspec.Raw])
 _raw_top = msgspec.json.Decoder(Union[dict[str, msgspec.Raw], list[msgspec.Raw]])
+# The types the slow path knows more shapes of (unknown tags, legacy forms).
+_SLOW_TARGETS = {Session, list[Message], Message, ContentBlock, *MESSAGE_CLASSES.values(), *BLOCK_CLASSES.values()}
 
 
 def dumps(obj: Session | Message | list[Message] | Any) -> bytes:
@@ -84,25 +86,53 @@ def loads(data: bytes | str | memoryview, type: Any = Session) -> Any:  # noqa: 
     ``ValidationError`` with the JSON path for data of the wrong shape.
     """
     try:
-        value = _decoder(type).decode(data)
-    except msgspec.ValidationError:
-        pass  # unknown tag, legacy shape, or a real error: the slow path tells which
-    except msgspec.DecodeError as exc:
-        raise from_msgspec(exc) from None
-    else:
-        if type is not Session or value.version == SCHEMA_VERSION:
-            return value
-    return _loads_slow(data, type)
+        try:
+            value = _decoder(type).decode(data)
+        except msgspec.ValidationError as exc:
+            if type not in _SLOW_TARGETS:  # no other shape to try: the error is the answer
+                raise from_msgspec(exc) from None
+            # an unknown tag, a legacy shape, or a real error: the slow path tells which
+        except msgspec.DecodeError as exc:
+            raise from_msgspec(exc, size=_byte_len(data)) from None
+        else:
+            # An empty session may be a single message whose fields the envelope ignored: the
+            # slow path, cheap without messages, tells.
+            if type is not Session or (value.version == SCHEMA_VERSION and value.messages):
+                return value
+        return _loads_slow(data, type)
+    # msgspec lets these two through as they are; they are bad input all the same
+    except UnicodeDecodeError:
+        raw = data.encode() if isinstance(data, str) else bytes(data)
+        offset = _first_invalid_utf8(raw)
+        raise DecodeError(f"JSON is malformed: invalid UTF-8 (byte {offset})", offset=offset) from None
+    except RecursionError:
+        raise DecodeError("JSON is malformed: nested too deeply") from None
+
+
+def _byte_len(data: bytes | str | memoryview) -> int:
+    return len(data.encode()) if isinstance(data, str) else memoryview(data).nbytes  # offsets count bytes
+
+
+def _first_invalid_utf8(data: bytes) -> int | None:
+    try:
+        data.decode()
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
 
 
 # --- slow path ------------------------------------------------------------------------------
 
 
 def _loads_slow(data: bytes | str | memoryview, target: Any) -> Any:
+    if not isinstance(data, str):
+        # Raw pieces (unknown objects) are kept unread, so check the encoding here; loads turns
+        # a UnicodeDecodeError into a DecodeError at its offset.
+        bytes(data).decode()
     try:
         top = _raw_top.decode(data)
     except msgspec.DecodeError as exc:
-        raise from_msgspec(exc) from None
+        raise from_msgspec(exc, size=_byte_len(data)) from None
     if target is Session:
         return _session_from_raw(top)
     if target == list[Message]:
@@ -116,6 +146,8 @@ def _loads_slow(data: bytes | str | memoryview, target: Any) -> Any:
         value: Any = message_from_raw(raw, "$")
     else:
         value = block_from_raw(raw, "$")
+    if isinstance(value, legacy.SystemText):
+        raise ValidationError([("$.role", "A legacy system entry is not a message: read it as a Session")])
     allowed = get_args(target) or (target,)
     if type(value) in (UnknownMessage, UnknownBlock) and (target is Message or target is ContentBlock):
         return value
@@ -141,7 +173,7 @@ def _is_legacy_list(items: list[msgspec.Raw]) -> bool:
 
 def _session_from_raw(top: dict[str, msgspec.Raw] | list[msgspec.Raw]) -> Session:
     if isinstance(top, list):
-        if top and "kind" in _raw_fields.decode(top[0]):
+        if top and "kind" in _object_fields(top[0], "$[0]"):
             return legacy.session_from_rows([msgspec.json.decode(r) for r in top], message_from_raw)
         return _build_session({}, top)
     if "messages" not in top and ("kind" in top or "role" in top or "type" in top):
@@ -151,7 +183,7 @@ def _session_from_raw(top: dict[str, msgspec.Raw] | list[msgspec.Raw]) -> Sessio
         raise ValidationError(
             [("$.version", f"Session version {version} was written by a newer msgwire (this one reads up to 1)")]
         )
-    items = _raw_items.decode(top["messages"]) if "messages" in top else []
+    items = _field(top, "messages", list[msgspec.Raw], "$.messages", default=[])
     return _build_session(top, items)
 
 
@@ -266,15 +298,15 @@ def session_to_rows(session: Session) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     if session.system_prompt is not None:
         rows.append({"kind": "system", "content": session.system_prompt})
-    for message in session.messages:
-        rows.append(
-            {
-                "kind": message.type if isinstance(message, UnknownMessage) else message.__struct_config__.tag,
-                "id": getattr(message, "id", None),
-                "timestamp": getattr(message, "timestamp", None),
-                "data_json": dumps(message).decode(),
-            }
-        )
+    rows.extend(
+        {
+            "kind": message.type,
+            "id": getattr(message, "id", None),
+            "timestamp": getattr(message, "timestamp", None),
+            "data_json": dumps(message).decode(),
+        }
+        for message in session.messages
+    )
     return rows
 
 

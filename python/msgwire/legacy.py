@@ -16,6 +16,7 @@ A legacy ``system`` entry becomes the session's ``system_prompt``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 from collections.abc import Callable
 from typing import Any
@@ -54,10 +55,9 @@ def _ids(entry: dict[str, Any]) -> dict[str, Any]:
         found["id"] = entry["id"]
     stamp = entry.get("timestamp", entry.get("created_at"))
     if stamp is not None:
-        try:
+        # an unreadable legacy timestamp is dropped; the message gets a fresh one
+        with contextlib.suppress(msgspec.ValidationError):
             found["timestamp"] = msgspec.convert(stamp, _dt.datetime)
-        except msgspec.ValidationError:
-            pass  # an unreadable legacy timestamp is dropped; the message gets a fresh one
     return found
 
 
@@ -96,8 +96,13 @@ def message_from_role(entry: dict[str, Any], path: str) -> Any:
     if role == "user":
         return UserMessage(content=blocks, **_ids(entry))
     if role == "assistant":
-        for call in entry.get("tool_calls") or []:
-            function = call.get("function") or {}
+        calls = entry.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise _fail(f"{path}.tool_calls", f"Expected `array`, got `{type(calls).__name__}`")
+        for k, call in enumerate(calls):
+            function = (call.get("function") or {}) if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                raise _fail(f"{path}.tool_calls[{k}]", "Expected a tool call object (with a `function` object)")
             blocks.append(
                 ToolCallBlock(
                     id=str(call.get("id") or ""),
@@ -125,24 +130,29 @@ def session_from_rows(rows: list[Any], read_raw: RawMessageReader) -> Session:
         if not isinstance(row, dict) or not isinstance(row.get("kind"), str):
             raise _fail(path, "Expected a row object with a `kind` string")
         kind, data = row["kind"], row.get("data_json")
-        if isinstance(data, (str, bytes)):
+        text = data.encode() if isinstance(data, str) else data
+        if isinstance(text, bytes):
             try:
-                data = msgspec.json.decode(data)
+                data = msgspec.json.decode(text)
             except msgspec.DecodeError as exc:
                 raise _fail(f"{path}.data_json", f"data_json is not JSON: {exc}") from None
-        if isinstance(data, dict) and "type" in data:  # a whole canonical message (to_rows)
-            message = read_raw(msgspec.Raw(msgspec.json.encode(data)), f"{path}.data_json")
+        if isinstance(data, dict) and data.get("type") == kind:  # a whole canonical message (to_rows)
+            # read from its own text, so that an unknown message keeps its exact bytes
+            raw = text.strip() if isinstance(text, bytes) else msgspec.json.encode(data)
+            message = read_raw(msgspec.Raw(raw), f"{path}.data_json")
             session.messages.append(message)
             for block in getattr(message, "content", []):
                 if type(block) is ToolCallBlock:
                     tool_names[block.id] = block.name
             continue
+        where = path if data is None else f"{path}.data_json"
+        fields = row if data is None else _row_data(data, path)
         if kind == "system":
-            text = row.get("content") if data is None else data.get("content", "")
+            blocks = _text_blocks(fields.get("content"), f"{where}.content")
+            text = "".join(b.text for b in blocks if type(b) is TextBlock)
             session.system_prompt = text if session.system_prompt is None else f"{session.system_prompt}\n\n{text}"
         elif kind in ("user", "assistant"):
-            content = row.get("content") if data is None else data.get("content")
-            blocks = _text_blocks(content, f"{path}.content")
+            blocks = _text_blocks(fields.get("content"), f"{where}.content")
             cls = UserMessage if kind == "user" else AssistantMessage
             session.messages.append(cls(content=blocks, **_ids(row)))
         elif kind == "tool_call":

@@ -9,7 +9,7 @@ returns everything that arrived.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -32,6 +32,10 @@ def _decode_message(data: bytes) -> AssistantMessage:
     try:
         return _message.decode(data)
     except msgspec.ValidationError:  # a provider block kept raw (server tools): the slow path keeps it
+        # The core writes the message without its `type` tag, which the slow path needs to
+        # know what it reads.
+        if not data.startswith(b'{"type":'):
+            data = b'{"type":"assistant",' + data[1:]
         message: AssistantMessage = loads(data, type=AssistantMessage)
         return message
 
@@ -61,6 +65,10 @@ class Decoder:
     ) -> None:
         if max_depth is not None and not 0 < max_depth <= 200:
             raise ValueError(f"max_depth must be within 1..200, got {max_depth}")
+        sizes = {"max_event_size": max_event_size, "max_line_size": max_line_size, "max_tool_args_size": max_tool_args_size}
+        for name, size in sizes.items():
+            if size is not None and size < 0:
+                raise ValueError(f"{name} must be a number of bytes (0 or more), got {size}")
         self._core = _core.Decoder(
             dialect,
             id=new_id(),
@@ -89,6 +97,8 @@ class Decoder:
         Raises a ``StreamError`` subclass when the stream fails; its ``events`` holds the events
         this chunk completed before the failure.
         """
+        if type(data) is not bytes:
+            data = bytes(data)  # the core reads bytes objects (a bytearray or memoryview is copied once)
         batch = self._core.feed(data)
         events = _events.decode(batch) if batch != _NO_EVENTS else []
         if self._core.ended:
@@ -122,6 +132,7 @@ class Decoder:
     def _raise_failure(self, events: list[Event]) -> None:
         error = self._core.error()
         if error is not None:
+            assert isinstance(error, StreamError)  # _core only reports StreamError subclasses
             raise self._annotate(error, events)
 
     def _annotate(self, error: StreamError, events: list[Event]) -> StreamError:
@@ -135,7 +146,7 @@ def _chunks(source: Any) -> Iterable[bytes]:
     """The byte chunks of a source: bytes, an httpx / requests response, a binary file, or any
     iterable of bytes."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return (source,)
+        return (source if type(source) is bytes else bytes(source),)
     if isinstance(source, str):
         raise TypeError("a stream is bytes, not str: pass data.encode() or the raw response")
     if hasattr(source, "iter_bytes"):  # httpx.Response
@@ -186,7 +197,7 @@ class Stream:
         self._decoder = Decoder(dialect, **options)
         self._events = self._run()
 
-    def _run(self) -> Iterator[Event]:
+    def _run(self) -> Generator[Event, None, None]:
         decoder = self._decoder
         chunks = iter(_chunks(self._source))
         while True:
@@ -251,7 +262,7 @@ class AsyncStream:
         self._decoder = Decoder(dialect, **options)
         self._events = self._run()
 
-    async def _run(self) -> AsyncIterator[Event]:
+    async def _run(self) -> AsyncGenerator[Event, None]:
         decoder = self._decoder
         chunks = _achunks(self._source)
         while True:
@@ -291,7 +302,7 @@ class AsyncStream:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._events.aclose()  # type: ignore[attr-defined]
+        await self._events.aclose()
         for name in ("aclose", "close", "release"):
             close = getattr(self._source, name, None)
             if callable(close):

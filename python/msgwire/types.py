@@ -155,7 +155,7 @@ class _Raw:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.raw == other.raw  # type: ignore[attr-defined, no-any-return]
+        return self.raw == other.raw
 
     def __hash__(self) -> int:
         return hash((type(self), self.raw))
@@ -185,11 +185,11 @@ class UnknownMessage(_Raw):
 # --- content blocks -------------------------------------------------------------------------
 
 
-class TextBlock(_Tagged, tag="text", kw_only=True):
+class TextBlock(_Tagged, tag="text", frozen=True, kw_only=True):
     text: str
 
 
-class ThinkingBlock(_Tagged, tag="thinking", kw_only=True):
+class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
     """Model reasoning. ``signature`` must be sent back unchanged to the provider that made it;
     ``redacted`` holds the opaque data of a redacted (encrypted) thinking block."""
 
@@ -198,16 +198,16 @@ class ThinkingBlock(_Tagged, tag="thinking", kw_only=True):
     redacted: str | None = None
 
 
-class UrlSource(_Tagged, tag="url", kw_only=True):
+class UrlSource(_Tagged, tag="url", frozen=True, kw_only=True):
     url: str
 
 
-class Base64Source(_Tagged, tag="base64", kw_only=True):
+class Base64Source(_Tagged, tag="base64", frozen=True, kw_only=True):
     media_type: str
     data: str
 
 
-class PathSource(_Tagged, tag="path", kw_only=True):
+class PathSource(_Tagged, tag="path", frozen=True, kw_only=True):
     path: str
     media_type: str | None = None
 
@@ -215,7 +215,7 @@ class PathSource(_Tagged, tag="path", kw_only=True):
 ImageSource = Union[UrlSource, Base64Source, PathSource]
 
 
-class ImageBlock(_Tagged, tag="image", kw_only=True):
+class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
     source: ImageSource
     recognition_mode: RecognitionMode = "auto"
     recognized_text: str | None = None
@@ -225,7 +225,7 @@ class ImageBlock(_Tagged, tag="image", kw_only=True):
     error: str | None = None
 
 
-class FileReferenceBlock(_Tagged, tag="file_reference", kw_only=True):
+class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=True):
     """A file (or a 1-indexed, inclusive line range of it) the user pointed at."""
 
     path: str
@@ -236,7 +236,7 @@ class FileReferenceBlock(_Tagged, tag="file_reference", kw_only=True):
     error: str | None = None
 
 
-class MCPResourceBlock(_Tagged, tag="mcp_resource", kw_only=True):
+class MCPResourceBlock(_Tagged, tag="mcp_resource", frozen=True, kw_only=True):
     server_name: str
     resource_uri: str
     content: str | None = None
@@ -247,7 +247,7 @@ class MCPResourceBlock(_Tagged, tag="mcp_resource", kw_only=True):
 _NO_ARGUMENTS = "{}"
 
 
-class ToolCallBlock(_Tagged, tag="tool_call", kw_only=True):
+class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
     ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
 
@@ -280,7 +280,7 @@ else:
 # --- messages -------------------------------------------------------------------------------
 
 
-class Usage(_Plain, kw_only=True):
+class Usage(_Plain, frozen=True, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -297,13 +297,13 @@ class Usage(_Plain, kw_only=True):
         )
 
 
-class ToolError(_Plain, kw_only=True):
+class ToolError(_Plain, frozen=True, kw_only=True):
     message: str
     traceback: str | None = None
     recoverable: bool = True
 
 
-class _Message(_Tagged):
+class _Message(_Tagged, frozen=True, kw_only=True):
     id: str = msgspec.field(default_factory=new_id)
     timestamp: _dt.datetime = msgspec.field(default_factory=now)
 
@@ -314,12 +314,12 @@ class _Message(_Tagged):
         return "".join(b.text for b in content if type(b) is TextBlock)
 
 
-class UserMessage(_Message, tag="user", kw_only=True):
+class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     source: UserSource = "direct"
 
 
-class AssistantMessage(_Message, tag="assistant", kw_only=True):
+class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
@@ -337,7 +337,7 @@ class AssistantMessage(_Message, tag="assistant", kw_only=True):
         return "".join(b.thinking for b in self.content if type(b) is ThinkingBlock)
 
 
-class ToolResultMessage(_Message, tag="tool_result", kw_only=True):
+class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
     tool_call_id: str
     tool_name: str | None = None
     content: list[ContentBlock] = msgspec.field(default_factory=list)
@@ -348,7 +348,7 @@ class ToolResultMessage(_Message, tag="tool_result", kw_only=True):
     duration_ms: float | None = None
 
 
-class SystemControlMessage(_Message, tag="system_control", kw_only=True):
+class SystemControlMessage(_Message, tag="system_control", frozen=True, kw_only=True):
     """A change of state of the conversation (mode change, branch switch, ...): kept in the
     history and the audit trail, never sent to a model."""
 
@@ -387,8 +387,8 @@ class Session(msgspec.Struct, kw_only=True):
         return self
 
     def clone(self, *, new_id: bool = True) -> Session:
-        """A deep copy that evolves independently (a fork). Messages are immutable and shared;
-        the list and the metadata are copied. The fork gets a new id unless ``new_id=False``."""
+        """A deep copy that evolves independently (a fork). Blocks are immutable and shared; the
+        lists, the metadata and the params are copied. The fork gets a new id unless ``new_id=False``."""
         from copy import deepcopy
 
         return Session(
@@ -398,7 +398,7 @@ class Session(msgspec.Struct, kw_only=True):
             created_at=self.created_at,
             updated_at=self.updated_at,
             metadata=deepcopy(self.metadata),
-            messages=[deepcopy(m) if type(m) is SystemControlMessage else m for m in self.messages],
+            messages=[_fork(m) for m in self.messages],
         )
 
     def messages_for_model(self) -> list[Message]:
@@ -424,6 +424,18 @@ class Session(msgspec.Struct, kw_only=True):
 _new_id = new_id  # Session.clone's keyword shadows the function name
 
 
+def _fork(message: Message) -> Message:
+    """A copy of a message that shares nothing mutable with it: a frozen Struct still holds
+    mutable containers (a content list, system_control params)."""
+    if isinstance(message, SystemControlMessage):
+        from copy import deepcopy
+
+        return deepcopy(message)
+    if isinstance(message, UnknownMessage):
+        return message
+    return msgspec.structs.replace(message, content=list(message.content))
+
+
 class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     """What one model call sends, before a dialect shapes it (request-level validation)."""
 
@@ -440,19 +452,19 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
 # --- stream events --------------------------------------------------------------------------
 
 
-class MessageStart(_Tagged, tag="message_start", kw_only=True):
+class MessageStart(_Tagged, tag="message_start", frozen=True, kw_only=True):
     message_id: str | None = None
     response_id: str | None = None
     model: str | None = None
     provider: str | None = None
 
 
-class TextDelta(_Tagged, tag="text_delta", kw_only=True):
+class TextDelta(_Tagged, tag="text_delta", frozen=True, kw_only=True):
     text: str
     index: int = 0
 
 
-class ThinkingDelta(_Tagged, tag="thinking_delta", kw_only=True):
+class ThinkingDelta(_Tagged, tag="thinking_delta", frozen=True, kw_only=True):
     """Reasoning text; or the block's ``signature`` (a piece of it); or, for a redacted block,
     its opaque ``redacted`` data."""
 
@@ -462,13 +474,13 @@ class ThinkingDelta(_Tagged, tag="thinking_delta", kw_only=True):
     index: int = 0
 
 
-class ToolCallBegin(_Tagged, tag="tool_call_begin", kw_only=True):
+class ToolCallBegin(_Tagged, tag="tool_call_begin", frozen=True, kw_only=True):
     index: int
     id: str
     name: str
 
 
-class ToolCallDelta(_Tagged, tag="tool_call_delta", kw_only=True):
+class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
     the stream was asked for partial arguments (``UNSET`` otherwise)."""
 
@@ -477,26 +489,24 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", kw_only=True):
     parsed: Any = msgspec.UNSET
 
 
-class ToolCallEnd(_Tagged, tag="tool_call_end", kw_only=True):
+class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):
     index: int
     block: ToolCallBlock
 
 
-class UsageEvent(_Tagged, tag="usage", kw_only=True):
+class UsageEvent(_Tagged, tag="usage", frozen=True, kw_only=True):
     usage: Usage
 
 
-class MessageEnd(_Tagged, tag="message_end", kw_only=True):
+class MessageEnd(_Tagged, tag="message_end", frozen=True, kw_only=True):
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
 
 
-Event = Union[
-    MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd
-]
+Event = Union[MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd]
 
 
-class Diagnostic(_Plain, kw_only=True):
+class Diagnostic(_Plain, frozen=True, kw_only=True):
     """Something unusual a stream did that the decoder handled (a tool call without index, a
     second finish, ...): recorded, never merged silently. ``offset`` is a byte offset."""
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::event::{Event, EventBatch};
 use crate::limits::Limits;
 use crate::partial::{JsonLimits, PartialJson};
@@ -49,6 +49,47 @@ struct ToolState {
     reported: usize,
     /// The arguments parsed so far (with `partial_args`), fed each fragment once.
     parser: Option<PartialJson>,
+    /// How deep the arguments are nested so far, within `max_depth`.
+    depth: Depth,
+}
+
+/// The nesting depth of JSON text read in fragments (brackets inside strings do not count):
+/// tool arguments deeper than `max_depth` are refused as they arrive, whether or not they are
+/// parsed (`partial_args`), as `max_tool_args_size` refuses arguments that are too large.
+#[derive(Debug, Default, Clone, Copy)]
+struct Depth {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Depth {
+    /// Read `fragment`; an error when an array or object opens deeper than `max_depth`.
+    fn feed(&mut self, fragment: &[u8], max_depth: usize) -> Result<(), ErrorKind> {
+        for &byte in fragment {
+            if self.in_string {
+                match byte {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match byte {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > max_depth {
+                        return Err(ErrorKind::JsonTooDeep { max_depth });
+                    }
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Builds one canonical assistant message and the events that describe its arrival.
@@ -249,16 +290,26 @@ impl Builder {
     }
 
     /// A provider block this schema has no type for (server tool use, search results, ...),
-    /// kept as raw JSON so nothing is lost.
-    pub fn unknown_block(&mut self, raw: Box<RawValue>) -> usize {
-        self.push_block(Block::Unknown(raw))
+    /// kept as raw JSON so nothing is lost; nested at most `max_depth` deep, as it will be parsed.
+    pub fn unknown_block(&mut self, raw: Box<RawValue>) -> Result<usize, Error> {
+        self.check_depth(&raw)?;
+        Ok(self.push_block(Block::Unknown(raw)))
     }
 
     /// Replace the raw JSON of an unknown block (when a provider completes it later).
-    pub fn set_unknown_block(&mut self, index: usize, raw: Box<RawValue>) {
+    pub fn set_unknown_block(&mut self, index: usize, raw: Box<RawValue>) -> Result<(), Error> {
+        self.check_depth(&raw)?;
         if let Some(block @ Block::Unknown(_)) = self.message.content.get_mut(index) {
             *block = Block::Unknown(raw);
         }
+        Ok(())
+    }
+
+    /// Raw JSON kept in the message must not be nested deeper than `max_depth`: whoever reads
+    /// the message parses it.
+    fn check_depth(&self, raw: &RawValue) -> Result<(), Error> {
+        let mut depth = Depth::default();
+        depth.feed(raw.get().as_bytes(), self.limits.max_depth).map_err(|kind| too_deep(kind, self.offset))
     }
 
     // --- tool calls -------------------------------------------------------------------------
@@ -369,12 +420,12 @@ impl Builder {
         }
     }
 
-    /// Append an argument fragment, within `max_tool_args_size`.
+    /// Append an argument fragment, within `max_tool_args_size` and `max_depth`.
     pub fn tool_args(&mut self, index: usize, fragment: &str) -> Result<(), Error> {
         if fragment.is_empty() {
             return Ok(());
         }
-        let limit = self.limits.max_tool_args_size;
+        let Limits { max_tool_args_size: limit, max_depth, .. } = self.limits;
         let offset = self.offset;
         let Some((block, state)) = tool_parts(&mut self.message.content, &mut self.tools, index) else {
             return Ok(());
@@ -382,6 +433,7 @@ impl Builder {
         if block.arguments.len() + fragment.len() > limit {
             return Err(Error::limit("max_tool_args_size", limit, offset));
         }
+        state.depth.feed(fragment.as_bytes(), max_depth).map_err(|kind| too_deep(kind, offset))?;
         block.arguments.push_str(fragment);
         if let Some(parser) = state.parser.as_mut() {
             // A parse error is not the stream's: the call ends up `malformed`, the text kept.
@@ -411,9 +463,12 @@ impl Builder {
         if arguments.len() > max_size {
             return Err(Error::limit("max_tool_args_size", max_size, self.offset));
         }
+        let mut depth = Depth::default();
+        depth.feed(arguments.as_bytes(), max_depth).map_err(|kind| too_deep(kind, self.offset))?;
         self.diagnostic("arguments_mismatch", format!("tool call {index}: final arguments differ from the deltas"));
         if let Some((block, state)) = self.tool_mut(index) {
             arguments.clone_into(&mut block.arguments);
+            state.depth = depth;
             // Later snapshots must describe the replacement, not what streamed before.
             if let Some(parser) = state.parser.as_mut() {
                 let mut fresh = PartialJson::new(JsonLimits { max_depth, max_size });
@@ -551,6 +606,11 @@ fn tool_parts<'a>(
     }
 }
 
+/// The error of tool arguments nested too deep, at the stream offset of the event that held them.
+fn too_deep(kind: ErrorKind, offset: u64) -> Error {
+    Error { kind, offset: usize::try_from(offset).ok() }
+}
+
 /// Whether tool arguments are one valid JSON document, nested at most `max_depth` deep.
 fn arguments_are_json(arguments: &str, max_depth: usize) -> bool {
     crate::partial::validate(arguments, max_depth).is_ok()
@@ -561,4 +621,66 @@ fn snapshot<'s>(parser: Option<&PartialJson>, scratch: &'s mut Vec<u8>) -> Optio
     let parser = parser?;
     scratch.clear();
     parser.snapshot_json(scratch).then_some(scratch.as_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builder(max_depth: usize, partial_args: bool) -> Builder {
+        Builder::new(BuilderOptions {
+            id: "id".to_owned(),
+            timestamp: "t".to_owned(),
+            provider: "p".to_owned(),
+            record_events: true,
+            partial_args,
+            limits: Limits { max_depth, ..Limits::default() },
+        })
+    }
+
+    #[test]
+    fn depth_ignores_brackets_in_strings_split_anywhere() {
+        let text = r#"{"a": "[[{\"\\[", "b": [[1]]}"#;
+        for cut in 0..=text.len() {
+            let mut depth = Depth::default();
+            assert_eq!(depth.feed(&text.as_bytes()[..cut], 3), Ok(()));
+            assert_eq!(depth.feed(&text.as_bytes()[cut..], 3), Ok(()));
+            assert_eq!(depth.depth, 0);
+        }
+        let mut depth = Depth::default();
+        assert_eq!(depth.feed(text.as_bytes(), 2), Err(ErrorKind::JsonTooDeep { max_depth: 2 }));
+    }
+
+    #[test]
+    fn tool_arguments_deeper_than_max_depth_are_refused() {
+        for partial_args in [false, true] {
+            let mut b = builder(2, partial_args);
+            b.set_offset(40);
+            let call = b.begin_tool("c", "f");
+            assert_eq!(b.tool_args(call, r#"{"a": ["#), Ok(()));
+            let err = b.tool_args(call, "[1]]}").expect_err("3 deep");
+            assert_eq!(err, Error { kind: ErrorKind::JsonTooDeep { max_depth: 2 }, offset: Some(40) });
+            assert_eq!(b.tool_args_len(call), 7, "the fragment past the limit is not kept");
+            // a replacement is checked too
+            let mut b = builder(2, partial_args);
+            let call = b.begin_tool("c", "f");
+            assert_eq!(b.tool_args(call, "[]"), Ok(()));
+            assert!(b.tool_set_args(call, "[[[]]]").is_err());
+            assert_eq!(b.tool_set_args(call, "[[]]"), Ok(()));
+        }
+        // 100000 brackets: refused at once, never parsed
+        let mut b = builder(200, true);
+        let call = b.begin_tool("c", "f");
+        assert!(b.tool_args(call, &"[".repeat(100_000)).is_err());
+    }
+
+    #[test]
+    fn raw_blocks_deeper_than_max_depth_are_refused() {
+        let raw = |json: &str| RawValue::from_string(json.to_owned()).expect("valid JSON");
+        let mut b = builder(2, false);
+        let index = b.unknown_block(raw(r#"{"type": "x", "a": [1]}"#)).expect("2 deep");
+        assert!(b.unknown_block(raw(r#"{"type": "x", "a": [[1]]}"#)).is_err());
+        assert!(b.set_unknown_block(index, raw(r#"{"type": "x", "a": [{}]}"#)).is_err());
+        assert_eq!(b.message().content.len(), 1, "the refused block was not added");
+    }
 }

@@ -9,8 +9,8 @@
 //! A message or block whose `type` this version does not know is kept as raw JSON
 //! ([`Message::Unknown`], [`Block::Unknown`]) and written back unchanged.
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::de::{Error as _, Unexpected};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
@@ -21,6 +21,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// A conversation: the versioned envelope.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
+    #[serde(deserialize_with = "schema_version")]
     pub version: u32,
     pub id: String,
     pub system_prompt: Option<String>,
@@ -90,7 +91,7 @@ pub struct ToolResultMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<f64>,
+    pub duration_ms: Option<Float>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -98,7 +99,8 @@ pub struct SystemControlMessage {
     pub id: String,
     pub timestamp: String,
     pub control: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    // Python leaves out an empty `params` object, however it was spelled.
+    #[serde(default, skip_serializing_if = "is_none_or_empty_object")]
     pub params: Option<Box<RawValue>>,
 }
 
@@ -164,7 +166,7 @@ pub struct ImageBlock {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision_analysis: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<f64>,
+    pub confidence: Option<Float>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_used: Option<ModeUsed>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,6 +274,87 @@ fn is_empty_object(value: &str) -> bool {
     value == "{}"
 }
 
+#[allow(clippy::ref_option)] // serde's skip_serializing_if passes a reference
+fn is_none_or_empty_object(value: &Option<Box<RawValue>>) -> bool {
+    value.as_ref().is_none_or(|raw| raw.get().strip_prefix('{').is_some_and(|rest| rest.trim_start() == "}"))
+}
+
+/// A float of the schema (`duration_ms`, `confidence`), read and written exactly as msgspec does,
+/// so that both sides write the same text for the same value.
+///
+/// `serde_json` alone would differ twice: its parser is not correctly rounded (without the
+/// `float_roundtrip` feature), and it writes `1e+16` where msgspec writes `1e16`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Float(pub f64);
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        let text = raw.get();
+        let found = match text.as_bytes().first() {
+            Some(b'-' | b'0'..=b'9') => None,
+            Some(b'"') => Some("a string"),
+            Some(b'{') => Some("an object"),
+            Some(b'[') => Some("an array"),
+            Some(b'n') => Some("null"),
+            _ => Some("a boolean"),
+        };
+        if let Some(found) = found {
+            return Err(D::Error::invalid_type(Unexpected::Other(found), &"a number"));
+        }
+        // Valid JSON number text is valid Rust float text, and `str::parse` rounds correctly.
+        match text.parse::<f64>() {
+            // msgspec reads an integer as an int first: `-0` becomes 0.0, not -0.0
+            Ok(value) if value == 0.0 && !text.contains(['.', 'e', 'E']) => Ok(Float(0.0)),
+            Ok(value) if value.is_finite() => Ok(Float(value)),
+            _ => Err(D::Error::custom("number out of range")),
+        }
+    }
+}
+
+impl Serialize for Float {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if !self.0.is_finite() {
+            return serializer.serialize_unit(); // msgspec writes NaN and infinities as null
+        }
+        RawValue::from_string(python_repr(self.0)).map_err(serde::ser::Error::custom)?.serialize(serializer)
+    }
+}
+
+/// A finite float as msgspec writes it: the digits of Python's `repr` (the shortest that read back
+/// to the same value; the nearest of them, ties to even), in fixed notation for `1e-5 <= |x| < 1e16`
+/// (`0.00015`, `12.0`) and as `1.5e300` / `1e-7` otherwise.
+fn python_repr(x: f64) -> String {
+    let abs = x.abs();
+    // Rust's shortest digits are right in length, but between two equally near candidates it
+    // rounds half up; the exact rounding to that many digits is the nearest, ties to even.
+    let shortest = format!("{abs:e}");
+    let (mantissa, _) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let precision = mantissa.len().saturating_sub(2); // digits after the point: "d.ddd"
+    let nearest = format!("{abs:.precision$e}");
+    let chosen = if nearest.parse::<f64>() == Ok(abs) { nearest } else { shortest };
+    let (mantissa, exponent) = chosen.split_once('e').unwrap_or((&chosen, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits = mantissa.replace('.', "");
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    let (head, tail) = digits.split_at(1);
+    match usize::try_from(exponent) {
+        Ok(int_len) if int_len <= 15 => {
+            let int_len = int_len + 1;
+            if digits.len() <= int_len {
+                format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
+            } else {
+                format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+            }
+        }
+        Err(_) if exponent >= -5 => format!("{sign}0.{}{digits}", "0".repeat(exponent.unsigned_abs() as usize - 1)),
+        _ if tail.is_empty() => format!("{sign}{head}e{exponent}"),
+        _ => format!("{sign}{head}.{tail}e{exponent}"),
+    }
+}
+
 /// The `type` tag of a raw JSON object, read without decoding the rest.
 #[derive(Deserialize)]
 struct Tag<'a> {
@@ -290,11 +373,19 @@ where
     D: Deserializer<'de>,
 {
     let raw = Box::<RawValue>::deserialize(deserializer)?;
-    let tag: Tag<'_> = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+    let tag: Tag<'_> = serde_json::from_str(raw.get()).map_err(|e| unplaced(&e))?;
     match known(&tag.tag, raw.get()) {
-        Some(decoded) => decoded.map_err(D::Error::custom),
+        Some(decoded) => decoded.map_err(|e| unplaced(&e)),
         None => Ok(unknown(raw)),
     }
+}
+
+/// An error of a nested parse without its line and column, which count from the start of the
+/// object, not of the input: the outer parser then gives it its own position (the object's end).
+fn unplaced<E: serde::de::Error>(err: &serde_json::Error) -> E {
+    let text = err.to_string();
+    let position = format!(" at line {} column {}", err.line(), err.column());
+    E::custom(text.strip_suffix(&position).unwrap_or(&text))
 }
 
 impl<'de> Deserialize<'de> for Message {
@@ -333,14 +424,24 @@ impl<'de> Deserialize<'de> for Block {
 
 /// Read a canonical session envelope.
 pub fn read_session(input: &[u8]) -> Result<Session, Error> {
-    let session: Session = serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))?;
-    if session.version != SCHEMA_VERSION {
-        return Err(Error::schema(
-            format!("session version {} (this core reads version {SCHEMA_VERSION})", session.version),
-            None,
-        ));
+    serde_json::from_slice(input).map_err(|e| {
+        let mut error = Error::from_serde(&e, input);
+        if e.is_eof() {
+            error.offset = Some(input.len()); // where more input was expected (serde_json: the last byte)
+        }
+        error
+    })
+}
+
+/// The envelope's `version`, refused while parsing when it is not ours (so the error has its offset).
+fn schema_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let version = u32::deserialize(deserializer)?;
+    if version != SCHEMA_VERSION {
+        return Err(D::Error::custom(format_args!(
+            "session version {version} (this core reads version {SCHEMA_VERSION})"
+        )));
     }
-    Ok(session)
+    Ok(version)
 }
 
 /// Write a value of the canonical schema as compact JSON.
@@ -389,11 +490,40 @@ mod tests {
     }
 
     #[test]
+    fn floats_are_read_and_written_as_msgspec_does() {
+        for (value, text) in [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (12.0, "12.0"),
+            (0.1, "0.1"),
+            (1e-7, "1e-7"),
+            (1e-5, "0.00001"),
+            (1.521_260_348_679_302_5e-5, "0.000015212603486793025"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e16"),
+            (1.5e300, "1.5e300"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (5e-324, "5e-324"),
+            (2_927_722_419_343_957.0 / 4.0, "731930604835989.2"), // exactly ...989.25: a tie, to even
+        ] {
+            assert_eq!(serde_json::to_string(&Float(value)).expect("writes"), text);
+            assert_eq!(serde_json::from_str::<Float>(text).expect("reads").0.to_bits(), value.to_bits(), "{text}");
+        }
+        assert_eq!(serde_json::to_string(&Float(f64::NAN)).expect("writes"), "null");
+        assert_eq!(serde_json::from_str::<Float>("-0").expect("reads").0.to_bits(), 0.0f64.to_bits());
+        assert_eq!(serde_json::from_str::<Float>("1E5").expect("reads").0.to_bits(), 100_000.0f64.to_bits());
+        for refused in ["1e400", "\"1\"", "null", "[]"] {
+            assert!(serde_json::from_str::<Float>(refused).is_err(), "{refused}");
+        }
+    }
+
+    #[test]
     fn errors_carry_a_byte_offset() {
         let err = read_session(b"{\"version\":1,\n\"id\": }").expect_err("malformed");
         assert_eq!(err.offset, Some(20));
         assert!(err.to_string().contains("(byte 20)"), "{err}");
-        let err = read_session(br#"{"version":2}"#).expect_err("newer");
+        let newer = br#"{"version":2,"id":"s","system_prompt":null,"created_at":"t","updated_at":"t","metadata":{},"messages":[]}"#;
+        let err = read_session(newer).expect_err("newer");
         assert!(err.to_string().contains("version 2"), "{err}");
     }
 }

@@ -7,13 +7,14 @@
 
 use crate::assemble::{Builder, BuilderOptions};
 use crate::dialect::{Dialect, DialectName, Framing};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::ndjson::NdjsonParser;
 use crate::sse::{SseLimits, SseParser};
 
 enum Framer {
     Sse(SseParser),
-    Ndjson(NdjsonParser),
+    /// A line is one event, so one limit bounds both: the smaller, under its own name.
+    Ndjson(NdjsonParser, &'static str),
 }
 
 /// Decodes one stream of one dialect.
@@ -40,7 +41,10 @@ impl StreamDecoder {
                 max_line_size: limits.max_line_size,
                 max_event_size: limits.max_event_size,
             })),
-            Framing::Ndjson => Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size))),
+            Framing::Ndjson => {
+                let name = if limits.max_event_size < limits.max_line_size { "max_event_size" } else { "max_line_size" };
+                Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size)), name)
+            }
         };
         Self { name, framer, dialect: name.decoder(), builder: Builder::new(options), failure: None, ended: false }
     }
@@ -62,7 +66,7 @@ impl StreamDecoder {
     pub fn offset(&self) -> u64 {
         match &self.framer {
             Framer::Sse(parser) => parser.offset(),
-            Framer::Ndjson(parser) => parser.offset(),
+            Framer::Ndjson(parser, _) => parser.offset(),
         }
     }
 
@@ -89,10 +93,17 @@ impl StreamDecoder {
                 builder.set_offset(event.data_offset);
                 dialect.on_payload(event.event, event.data, builder)
             }),
-            Framer::Ndjson(parser) => parser.feed(chunk, |line| {
-                builder.set_offset(line.offset);
-                dialect.on_payload("", line.text, builder)
-            }),
+            Framer::Ndjson(parser, limit_name) => parser
+                .feed(chunk, |line| {
+                    builder.set_offset(line.offset);
+                    dialect.on_payload("", line.text, builder)
+                })
+                .map_err(|mut error| {
+                    if let ErrorKind::Limit { name: name @ "max_line_size", .. } = &mut error.kind {
+                        *name = limit_name;
+                    }
+                    error
+                }),
         };
         result.map_err(|error| self.fail(error))
     }
@@ -120,13 +131,13 @@ impl StreamDecoder {
                 builder.set_offset(end);
                 Ok(())
             }
-            Framer::Ndjson(parser) => {
+            Framer::Ndjson(parser, _) => {
                 let end = parser.offset();
                 let last = parser.finish(|line| {
                     builder.set_offset(line.offset);
                     dialect.on_payload("", line.text, builder).map_err(|error| match error.kind {
                         // A last line without its LF that does not parse was cut, not malformed.
-                        crate::ErrorKind::Json { detail } => {
+                        ErrorKind::Json { detail } => {
                             Error::truncated(format!("the last line was cut ({detail})"), end)
                         }
                         _ => error,

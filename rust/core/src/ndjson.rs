@@ -12,12 +12,10 @@
 //! is an error at the offset of the first byte past the limit. After an error, call
 //! [`NdjsonParser::finish`] before reusing the parser.
 
-use std::borrow::Cow;
-
 use memchr::memchr;
 
 use crate::error::Error;
-use crate::sse::{Bom, DEFAULT_LIMIT};
+use crate::sse::{Bom, DEFAULT_LIMIT, decode};
 
 /// One line of the stream. It borrows the parser or the chunk being fed: copy what you keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,8 +79,9 @@ impl NdjsonParser {
                 emit(line, start, &mut on_line)?;
             } else {
                 self.carry(line)?;
-                emit(&self.pending, self.pending_start, &mut on_line)?;
+                let result = emit(&self.pending, self.pending_start, &mut on_line);
                 self.pending.clear();
+                result?;
             }
             rest = after.get(1..).unwrap_or_default();
         }
@@ -95,9 +94,10 @@ impl NdjsonParser {
         Ok(())
     }
 
-    /// End the stream, handing out a last line that had no LF. Returns whether there was one
-    /// (a stream cut in the middle of a line ends that way too). The parser is then ready for a
-    /// new stream: offsets restart at 0 and a BOM is dropped again.
+    /// End the stream, handing out a last line that had no LF. Returns whether such a line was
+    /// handed out (not blank): a stream cut in the middle of a line ends that way too, so a
+    /// caller may want to check that this last document is complete. The parser is then ready
+    /// for a new stream: offsets restart at 0 and a BOM is dropped again.
     pub fn finish<E>(&mut self, mut on_line: impl FnMut(NdjsonLine<'_>) -> Result<(), E>) -> Result<bool, E> {
         let held = self.bom.finish();
         if !held.is_empty() {
@@ -144,11 +144,7 @@ fn emit<E>(line: &[u8], offset: u64, on_line: &mut impl FnMut(NdjsonLine<'_>) ->
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
         return Ok(false);
     }
-    let text = match std::str::from_utf8(line) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(line),
-    };
-    on_line(NdjsonLine { text: &text, offset })?;
+    on_line(NdjsonLine { text: &decode(line), offset })?;
     Ok(true)
 }
 
@@ -175,7 +171,9 @@ mod tests {
         let expected: Vec<(String, u64)> = expected.iter().map(|(t, o)| ((*t).to_owned(), *o)).collect();
         let mut parser = NdjsonParser::default();
         let mut splits: Vec<Vec<&[u8]>> = vec![vec![body], body.chunks(1).collect()];
-        splits.extend((0..=body.len()).map(|i| vec![body.get(..i).unwrap_or_default(), body.get(i..).unwrap_or_default()]));
+        splits.extend(
+            (0..=body.len()).map(|i| vec![body.get(..i).unwrap_or_default(), body.get(i..).unwrap_or_default()]),
+        );
         for chunks in splits {
             let got = lines(&mut parser, &chunks).expect("no error");
             assert_eq!(got, (expected.clone(), unterminated), "{chunks:?}");
@@ -232,6 +230,61 @@ mod tests {
         }
         // Exactly at the limit, with or without CRLF, is fine.
         check(b"12345\r\n12345", &[("12345", 0), ("12345", 7)], true);
+    }
+
+    /// The lines a body holds, by the plainest reading of the rules.
+    fn reference(body: &[u8]) -> Vec<(String, u64)> {
+        let start = if body.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let mut offset = start;
+        let mut out = Vec::new();
+        for line in body.get(start..).unwrap_or_default().split(|&b| b == b'\n') {
+            let text = line.strip_suffix(b"\r").unwrap_or(line);
+            if !text.iter().all(|b| b" \t\r".contains(b)) {
+                out.push((String::from_utf8_lossy(text).into_owned(), offset as u64));
+            }
+            offset += line.len() + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn random_streams_match_the_reference_and_every_split() {
+        let pieces: [&[u8]; 14] = [
+            b"{}",
+            b"{\"a\":1}",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b" ",
+            b"\t",
+            b"\xEF\xBB\xBF",
+            b"\xEF",
+            b"\xFF",
+            b"\xF0\x9F\x98\x84",
+            b"\xF0\x9F",
+            b"x",
+            b"\n\n",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % n as u64).expect("below n")
+        };
+        for _ in 0..2000 {
+            let body: Vec<u8> = (0..next(30)).flat_map(|_| pieces[next(pieces.len())].iter().copied()).collect();
+            let (whole, _) = lines(&mut NdjsonParser::default(), &[&body]).expect("ok");
+            assert_eq!(whole, reference(&body), "{:?}", String::from_utf8_lossy(&body));
+            let mut chunks = Vec::new();
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let (chunk, tail) = rest.split_at((1 + next(5)).min(rest.len()));
+                chunks.push(chunk);
+                rest = tail;
+            }
+            assert_eq!(lines(&mut NdjsonParser::default(), &chunks).expect("ok").0, whole, "{chunks:?}");
+        }
     }
 
     #[test]

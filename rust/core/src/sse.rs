@@ -31,6 +31,7 @@
 //! After an error, end the stream with [`SseParser::finish`] (which also readies the parser for
 //! a new stream); events fed in between are unspecified, though nothing panics.
 
+use std::borrow::Cow;
 use std::str;
 
 use memchr::{memchr, memchr2};
@@ -46,9 +47,11 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// Size limits of one stream, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseLimits {
-    /// Longest line, not counting its terminator.
+    /// Longest line, not counting its terminator. The error's offset is that of the first byte
+    /// past the limit.
     pub max_line_size: usize,
     /// Longest event data: the decoded UTF-8 of the `data` values joined by LF, as dispatched.
+    /// The error's offset is that of the value of the `data` line that went past the limit.
     pub max_event_size: usize,
 }
 
@@ -107,10 +110,7 @@ impl Default for SseParser {
 
 impl SseParser {
     pub fn new(limits: SseLimits) -> Self {
-        Self {
-            lines: Lines::new(limits.max_line_size),
-            block: Block::new(limits.max_event_size),
-        }
+        Self { lines: Lines::new(limits.max_line_size), block: Block::new(limits.max_event_size) }
     }
 
     /// Parse the next bytes of the stream, calling `on_event` for each event they complete.
@@ -264,16 +264,16 @@ impl Lines {
                 on_line(Line::InChunk(line), start)?;
             } else {
                 self.carry(line)?;
-                on_line(Line::Carried(&self.pending), self.pending_start)?;
+                let result = on_line(Line::Carried(&self.pending), self.pending_start);
                 self.pending.clear();
+                result?;
             }
             rest = match terminator {
-                [b'\r', b'\n', after @ ..] => after,
                 [b'\r'] => {
                     self.skip_lf = true;
                     &[]
                 }
-                [_, after @ ..] => after,
+                [b'\r', b'\n', after @ ..] | [_, after @ ..] => after,
                 [] => &[],
             };
         }
@@ -363,6 +363,13 @@ impl Block {
         held: &mut Option<&'c str>,
         on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let line_len = match line {
+            Line::InChunk(bytes) | Line::Carried(bytes) => bytes.len(),
+        };
+        if line_len == 0 {
+            return self.dispatch(held, on_event);
+        }
+        // The value keeps the chunk's lifetime when the line is in the chunk: it can be held.
         let (name, value, value_in_chunk) = match line {
             Line::InChunk(bytes) => {
                 let (name, value) = split_field(bytes);
@@ -373,12 +380,6 @@ impl Block {
                 (name, value, None)
             }
         };
-        let line_len = match line {
-            Line::InChunk(bytes) | Line::Carried(bytes) => bytes.len(),
-        };
-        if line_len == 0 {
-            return self.dispatch(held, on_event);
-        }
         self.start.get_or_insert(offset);
         match name {
             b"" => self.comments += 1,
@@ -396,7 +397,7 @@ impl Block {
                         return Ok(());
                     }
                 }
-                let text = String::from_utf8_lossy(value);
+                let text = decode(value);
                 // The dispatched data is the buffer less its final LF: the buffer, plus this text.
                 if self.data.len() + text.len() > self.max_event_size {
                     return Err(Error::limit("max_event_size", self.max_event_size, value_offset).into());
@@ -405,13 +406,11 @@ impl Block {
             }
             b"event" => {
                 self.event.clear();
-                self.event.push_str(&String::from_utf8_lossy(value));
+                self.event.push_str(&decode(value));
             }
-            b"id" => {
-                if memchr(0, value).is_none() {
-                    self.id.clear();
-                    self.id.push_str(&String::from_utf8_lossy(value));
-                }
+            b"id" if memchr(0, value).is_none() => {
+                self.id.clear();
+                self.id.push_str(&decode(value));
             }
             b"retry" => {
                 if let Some(ms) = parse_retry(value) {
@@ -439,15 +438,9 @@ impl Block {
         self.last_event_id.clone_from(&self.id);
         let start = self.start.take();
         let retry = self.retry.take();
-        let data = match held.take() {
-            Some(text) => text,
-            None => match self.data.strip_suffix('\n') {
-                Some(text) => text,
-                None => {
-                    self.event.clear();
-                    return Ok(());
-                }
-            },
+        let Some(data) = held.take().or_else(|| self.data.strip_suffix('\n')) else {
+            self.event.clear();
+            return Ok(());
         };
         let event = if self.event.is_empty() { "message" } else { &self.event };
         let result = on_event(SseEvent {
@@ -484,6 +477,15 @@ fn split_field(line: &[u8]) -> (&[u8], &[u8]) {
             (name, value.strip_prefix(b" ").unwrap_or(value))
         }
         None => (line, &[]),
+    }
+}
+
+/// UTF-8 decoding, invalid sequences replaced by U+FFFD. `from_utf8` first: it is much faster
+/// than `from_utf8_lossy` on valid input, which is nearly all input.
+pub(crate) fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 

@@ -47,6 +47,10 @@ pub fn stream_error(py: Python<'_>, err: &Error, dialect: &str, position: Option
             kwargs.set_item("limit_name", *name)?;
             kwargs.set_item("limit", *limit)?;
         }
+        if let ErrorKind::JsonTooDeep { max_depth } = &err.kind {
+            kwargs.set_item("limit_name", "max_depth")?;
+            kwargs.set_item("limit", *max_depth)?;
+        }
         Ok(())
     })();
     if let Err(e) = filled {

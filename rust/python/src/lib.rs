@@ -5,6 +5,7 @@
 
 mod decoder;
 mod errors;
+mod sse;
 
 use pyo3::prelude::*;
 
@@ -17,6 +18,8 @@ mod _core {
 
     #[pymodule_export]
     use crate::decoder::PyDecoder;
+    #[pymodule_export]
+    use crate::sse::{PyNdjsonParser, PyServerSentEvent, PySseParser, PySsePending};
 
     #[pymodule_export]
     #[allow(non_upper_case_globals)] // a Python dunder name

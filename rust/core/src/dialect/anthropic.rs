@@ -18,7 +18,9 @@ use crate::error::Error;
 /// What an Anthropic block index became.
 #[derive(Debug)]
 enum Slot {
-    Text(usize),
+    /// A text block, created with its first text: an empty one would be in the message but in
+    /// no event (and Anthropic refuses empty text blocks sent back).
+    Text(Option<usize>),
     Thinking(usize),
     /// A tool call, and the input given whole at its start (used only if no delta follows).
     Tool(usize, Option<String>),
@@ -182,8 +184,8 @@ impl Anthropic {
         let start: BlockStart<'_> = parse(raw.get(), builder)?;
         let slot = match start.kind.as_ref() {
             "text" => {
-                let block = builder.new_text();
-                builder.push_text(block, start.text.as_deref().unwrap_or(""));
+                let mut block = None;
+                push_text(&mut block, start.text.as_deref().unwrap_or(""), builder);
                 Slot::Text(block)
             }
             "thinking" => {
@@ -203,7 +205,7 @@ impl Anthropic {
             }
             _ => {
                 let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
-                let block = builder.unknown_block(raw.to_owned());
+                let block = builder.unknown_block(raw.to_owned())?;
                 Slot::Raw { block, json, input: String::new() }
             }
         };
@@ -224,7 +226,7 @@ impl Anthropic {
             return Ok(());
         };
         match (slot, kind) {
-            (Slot::Text(block), "text_delta") => builder.push_text(*block, delta.text.as_deref().unwrap_or("")),
+            (Slot::Text(block), "text_delta") => push_text(block, delta.text.as_deref().unwrap_or(""), builder),
             (Slot::Thinking(block), "thinking_delta") => {
                 builder.push_thinking(*block, delta.thinking.as_deref().unwrap_or(""));
             }
@@ -234,7 +236,15 @@ impl Anthropic {
             (Slot::Tool(block, _), "input_json_delta") => {
                 builder.tool_args(*block, delta.partial_json.as_deref().unwrap_or(""))?;
             }
-            (Slot::Raw { input, .. }, "input_json_delta") => input.push_str(delta.partial_json.as_deref().unwrap_or("")),
+            (Slot::Raw { input, .. }, "input_json_delta") => {
+                // A server tool's input is a tool call's arguments: bounded the same way.
+                let fragment = delta.partial_json.as_deref().unwrap_or("");
+                let limit = builder.limits().max_tool_args_size;
+                if input.len() + fragment.len() > limit {
+                    return Err(Error::limit("max_tool_args_size", limit, builder.offset()));
+                }
+                input.push_str(fragment);
+            }
             (Slot::Text(_), "citations_delta") => {
                 if !self.citations_dropped {
                     self.citations_dropped = true;
@@ -264,7 +274,7 @@ impl Anthropic {
                 let value = serde_json::from_str(&input).unwrap_or(serde_json::Value::String(input));
                 json.insert("input".to_owned(), value);
                 if let Ok(raw) = serde_json::value::to_raw_value(&json) {
-                    builder.set_unknown_block(block, raw);
+                    builder.set_unknown_block(block, raw)?;
                 }
             }
             _ => {}
@@ -292,6 +302,14 @@ impl Anthropic {
             cache_write_tokens: self.cache_write,
             reasoning_tokens: self.thinking,
         });
+    }
+}
+
+/// Text for an Anthropic text block, which is created with its first non-empty text.
+fn push_text(block: &mut Option<usize>, text: &str, builder: &mut Builder) {
+    if !text.is_empty() {
+        let index = *block.get_or_insert_with(|| builder.new_text());
+        builder.push_text(index, text);
     }
 }
 

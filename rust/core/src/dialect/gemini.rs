@@ -83,6 +83,7 @@ struct PromptFeedback<'a> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[allow(clippy::struct_field_names)] // Gemini's own names
 struct UsageMetadata {
     prompt_token_count: Option<u64>,
     candidates_token_count: Option<u64>,

@@ -11,10 +11,14 @@ mod ollama;
 mod openai_chat;
 mod openai_responses;
 
+use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 use std::str::FromStr;
 
 use serde::Deserialize;
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{SeqAccess, Visitor};
 
 use crate::assemble::Builder;
 use crate::error::Error;
@@ -119,6 +123,42 @@ pub trait Dialect {
 
     /// The stream ended: finish what the provider finished, or report the stream as truncated.
     fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error>;
+}
+
+/// A JSON value that is a string or an array of typed parts (OpenAI-compatible `content`,
+/// Magistral's `thinking`), read in one pass, the string borrowed unless it has escapes.
+#[derive(Debug)]
+pub(crate) enum TextOrParts<'a, P> {
+    Text(Cow<'a, str>),
+    Parts(Vec<P>),
+}
+
+impl<'de: 'a, 'a, P: Deserialize<'de>> Deserialize<'de> for TextOrParts<'a, P> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either<'a, P>(PhantomData<(&'a (), P)>);
+
+        impl<'de: 'a, 'a, P: Deserialize<'de>> Visitor<'de> for Either<'a, P> {
+            type Value = TextOrParts<'a, P>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an array of parts")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(TextOrParts::Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(TextOrParts::Text(Cow::Owned(text.to_owned())))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::deserialize(SeqAccessDeserializer::new(seq)).map(TextOrParts::Parts)
+            }
+        }
+
+        deserializer.deserialize_any(Either(PhantomData))
+    }
 }
 
 /// Parse one payload, errors placed at the payload's offset in the stream.

@@ -9,9 +9,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
-use super::{Dialect, parse, provider_error};
+use super::{Dialect, TextOrParts, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
@@ -59,7 +58,7 @@ struct Choice<'a> {
 struct Delta<'a> {
     /// A string, or (Mistral's Magistral) an array of typed parts.
     #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<TextOrParts<'a, Part<'a>>>,
     #[serde(borrow)]
     refusal: Option<Cow<'a, str>>,
     /// DeepSeek and older vLLM.
@@ -126,7 +125,7 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
     /// Magistral: `{"type":"thinking","thinking":[{"type":"text","text":"..."}]}`.
     #[serde(borrow)]
-    thinking: Option<&'a RawValue>,
+    thinking: Option<TextOrParts<'a, Part<'a>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -184,9 +183,17 @@ impl Dialect for OpenAiChat {
         }
         let chunk: Chunk<'_> = parse(payload, builder)?;
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
+            // The usage sent with the error (OpenRouter does) was billed: the partial message keeps it.
+            if let Some(usage) = chunk.usage.as_ref().or(chunk.x_groq.as_ref().and_then(|x| x.usage.as_ref())) {
+                builder.usage(usage.canonical());
+            }
             return Err(provider_error(error, builder));
         }
-        builder.start(chunk.id.as_deref(), chunk.model.as_deref());
+        // Azure's first frame (`prompt_filter_results`) has an empty id and model: the
+        // MessageStart waits for a chunk that names them.
+        if [&chunk.id, &chunk.model].iter().any(|s| s.as_deref().is_some_and(|s| !s.is_empty())) {
+            builder.start(chunk.id.as_deref(), chunk.model.as_deref());
+        }
         for choice in chunk.choices.unwrap_or_default() {
             if choice.index.unwrap_or(0) != 0 {
                 if !self.other_choices_seen {
@@ -227,10 +234,10 @@ impl OpenAiChat {
             builder.thinking(text);
         }
         for detail in delta.reasoning_details.iter().flatten() {
-            self.reasoning_detail(detail, reasoning.is_none(), builder);
+            Self::reasoning_detail(detail, reasoning.is_none(), builder);
         }
         if let Some(content) = delta.content {
-            self.content(content, builder)?;
+            Self::content(content, builder);
         }
         if let Some(refusal) = delta.refusal.as_deref().filter(|r| !r.is_empty()) {
             self.refusal = true;
@@ -245,63 +252,56 @@ impl OpenAiChat {
             self.tool_call(call.index, call.id.as_deref(), name.as_deref(), arguments.as_deref(), builder)?;
         }
         if let Some(function) = delta.function_call {
-            self.tool_call(Some(0), None, function.name.as_deref(), function.arguments.as_deref(), builder)?;
+            // The deprecated `function_call` never has an id: the call gets one (as Gemini's and
+            // Ollama's do), or a tool result could not answer it.
+            let id = match self.calls.iter().rposition(|c| c.index == Some(0)) {
+                Some(pos) => self.calls[pos].id.clone(),
+                None => builder.synthetic_call_id(builder.message().content.len()),
+            };
+            self.tool_call(Some(0), Some(&id), function.name.as_deref(), function.arguments.as_deref(), builder)?;
         }
         Ok(())
     }
 
-    fn reasoning_detail(&mut self, detail: &ReasoningDetail<'_>, use_text: bool, builder: &mut Builder) {
-        match detail.kind.as_deref() {
-            Some("reasoning.encrypted") => {
-                if let Some(data) = detail.data.as_deref().filter(|d| !d.is_empty()) {
-                    builder.redacted_thinking(data);
-                }
+    fn reasoning_detail(detail: &ReasoningDetail<'_>, use_text: bool, builder: &mut Builder) {
+        if detail.kind.as_deref() == Some("reasoning.encrypted") {
+            if let Some(data) = detail.data.as_deref().filter(|d| !d.is_empty()) {
+                builder.redacted_thinking(data);
             }
-            _ => {
-                // `reasoning` repeats the text of `reasoning.text` details: take it once.
-                if use_text {
-                    if let Some(text) = detail.text.as_deref() {
+            return;
+        }
+        // `reasoning` repeats the text of `reasoning.text` details: take it once.
+        if use_text {
+            if let Some(text) = detail.text.as_deref() {
+                builder.thinking(text);
+            }
+        }
+        if let Some(signature) = detail.signature.as_deref().filter(|s| !s.is_empty()) {
+            let index = builder.open_thinking();
+            builder.thinking_signature(index, signature);
+        }
+    }
+
+    fn content(content: TextOrParts<'_, Part<'_>>, builder: &mut Builder) {
+        let parts = match content {
+            TextOrParts::Text(text) => return builder.text(&text),
+            TextOrParts::Parts(parts) => parts,
+        };
+        for part in parts {
+            if part.kind.as_deref() != Some("thinking") {
+                builder.text(part.text.as_deref().unwrap_or(""));
+                continue;
+            }
+            match part.thinking {
+                Some(TextOrParts::Text(text)) => builder.thinking(&text),
+                Some(TextOrParts::Parts(inner)) => {
+                    for text in inner.iter().filter_map(|p| p.text.as_deref()) {
                         builder.thinking(text);
                     }
                 }
-                if let Some(signature) = detail.signature.as_deref().filter(|s| !s.is_empty()) {
-                    let index = builder.open_thinking();
-                    builder.thinking_signature(index, signature);
-                }
+                None => {}
             }
         }
-    }
-
-    fn content(&mut self, content: &RawValue, builder: &mut Builder) -> Result<(), Error> {
-        let json = content.get();
-        if json.starts_with('"') {
-            let text: Cow<'_, str> = parse(json, builder)?;
-            builder.text(&text);
-            return Ok(());
-        }
-        let parts: Vec<Part<'_>> = parse(json, builder)?;
-        for part in parts {
-            match part.kind.as_deref() {
-                Some("thinking") => {
-                    let Some(thinking) = part.thinking else { continue };
-                    if thinking.get().starts_with('"') {
-                        let text: Cow<'_, str> = parse(thinking.get(), builder)?;
-                        builder.thinking(&text);
-                    } else {
-                        let inner: Vec<Part<'_>> = parse(thinking.get(), builder)?;
-                        for text in inner.iter().filter_map(|p| p.text.as_deref()) {
-                            builder.thinking(text);
-                        }
-                    }
-                }
-                _ => {
-                    if let Some(text) = part.text.as_deref() {
-                        builder.text(text);
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Route one tool-call delta to its call, creating the call when it is new.
@@ -334,26 +334,23 @@ impl OpenAiChat {
                 None => None,
             },
         };
-        let block = match existing {
-            Some(pos) => {
-                let call = &mut self.calls[pos];
-                if let (true, Some(id)) = (call.id.is_empty(), id) {
-                    id.clone_into(&mut call.id);
-                    builder.tool_set_id(call.block, id);
-                }
-                if let Some(name) = name {
-                    builder.tool_name(call.block, name);
-                }
-                call.block
+        let block = if let Some(pos) = existing {
+            let call = &mut self.calls[pos];
+            if let (true, Some(id)) = (call.id.is_empty(), id) {
+                id.clone_into(&mut call.id);
+                builder.tool_set_id(call.block, id);
             }
-            None => {
-                if index.is_none() {
-                    builder.diagnostic("tool_call_without_index", "a tool call came without an index");
-                }
-                let block = builder.begin_tool(id.unwrap_or(""), name.unwrap_or(""));
-                self.calls.push(Call { index, id: id.unwrap_or("").to_owned(), block });
-                block
+            if let Some(name) = name {
+                builder.tool_name(call.block, name);
             }
+            call.block
+        } else {
+            if index.is_none() {
+                builder.diagnostic("tool_call_without_index", "a tool call came without an index");
+            }
+            let block = builder.begin_tool(id.unwrap_or(""), name.unwrap_or(""));
+            self.calls.push(Call { index, id: id.unwrap_or("").to_owned(), block });
+            block
         };
         if let Some(arguments) = arguments {
             builder.tool_args(block, arguments)?;

@@ -254,7 +254,7 @@ impl OpenAiResponses {
                 builder.tool_args(block, arguments)?;
                 Slot::Call(block)
             }
-            _ => Slot::Raw(builder.unknown_block(raw.to_owned())),
+            _ => Slot::Raw(builder.unknown_block(raw.to_owned())?),
         };
         let id = item.id.as_deref().unwrap_or("").to_owned();
         self.items.push(Item { id, output_index, slot });
@@ -286,7 +286,7 @@ impl OpenAiResponses {
                 }
                 builder.end_tool(block);
             }
-            Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned()),
+            Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned())?,
             Slot::Message { .. } => {}
         }
         Ok(())

@@ -1,0 +1,242 @@
+"""Hypothesis strategies for every public type of canonical schema v1.
+
+Values stay inside what the wire can carry, as both sides (msgspec and the Rust core) read it:
+timestamps timezone-aware UTC, floats finite, line numbers in the i64 range, token counts in
+the u64 range, dict keys strings. Text is deliberately hostile: non-ASCII, emoji, control
+characters, quotes and backslashes, U+2028/U+2029 (valid in JSON, not in JavaScript).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from msgwire import (
+    AssistantMessage,
+    Base64Source,
+    FileReferenceBlock,
+    ImageBlock,
+    MCPResourceBlock,
+    PathSource,
+    Session,
+    SystemControlMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolError,
+    ToolResultMessage,
+    UnknownBlock,
+    UnknownMessage,
+    UrlSource,
+    Usage,
+    UserMessage,
+)
+from msgwire.codec import BLOCK_CLASSES, MESSAGE_CLASSES
+
+I64 = (-(2**63), 2**63 - 1)
+U64_MAX = 2**64 - 1
+
+# Characters a plain `st.text()` rarely draws but that break naive encoders.
+_TRICKY = "\x00\x01\x08\t\n\x0b\x0c\r\x1b\x1f\x7f\x80\x85\xa0\u2028\u2029\ufeff\ufffd\"\\/<>&'é中ß😀👍🏽🇫🇷\U0010ffff"
+
+chars = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_TRICKY))
+texts = st.text(chars, max_size=40)
+nonempty_texts = st.text(chars, min_size=1, max_size=40)
+ids = st.one_of(st.uuids().map(str), nonempty_texts)
+timestamps = st.datetimes(
+    min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(2200, 1, 1), timezones=st.just(dt.UTC)
+)
+finite_floats = st.floats(allow_nan=False, allow_infinity=False)
+line_numbers = st.integers(*I64)
+token_counts = st.integers(0, U64_MAX)
+
+
+def optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.none() | strategy
+
+
+# --- arbitrary JSON (metadata, params, tool arguments, unknown objects) -----------------------
+
+json_scalars = st.none() | st.booleans() | st.integers(*I64) | finite_floats | texts
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=12,
+)
+json_objects = st.dictionaries(texts, json_values, max_size=5)
+
+# Tool arguments: whatever the model streamed. Mostly JSON text in odd spacing, sometimes broken.
+_arguments_json = json_values.map(lambda v: msgspec.json.encode(v).decode())
+_arguments_spaced = json_objects.map(lambda v: msgspec.json.format(msgspec.json.encode(v), indent=2).decode())
+arguments_texts = st.one_of(_arguments_json, _arguments_spaced, st.just(""), st.just("{}"), texts)
+
+_whitespace = st.text(st.sampled_from(" \t\n\r"), max_size=3)
+
+
+@st.composite
+def raw_objects(draw: st.DrawFn, tag: str) -> bytes:
+    """A JSON object with `"type": tag`, its keys in any order and odd whitespace between
+    tokens: the exact bytes an UnknownMessage / UnknownBlock must write back."""
+    extra = draw(st.dictionaries(texts.filter(lambda k: k != "type"), json_values, max_size=4))
+    items = [("type", tag), *extra.items()]
+    order = draw(st.permutations(range(len(items))))
+    ws = lambda: draw(_whitespace)  # noqa: E731 - a short local helper
+    parts = [
+        ws() + msgspec.json.encode(items[i][0]).decode() + ws() + ":" + ws() + msgspec.json.encode(items[i][1]).decode()
+        for i in order
+    ]
+    return ("{" + ",".join(p + ws() for p in parts) + "}").encode()
+
+
+def unknown_tags(known: Any) -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(["hologram", "smell", "video", "x-custom"]), texts).filter(
+        lambda t: t not in known
+    )
+
+
+unknown_blocks = unknown_tags(BLOCK_CLASSES).flatmap(lambda t: raw_objects(t).map(lambda raw: UnknownBlock(raw, t)))
+unknown_messages = unknown_tags(MESSAGE_CLASSES).flatmap(
+    lambda t: raw_objects(t).map(lambda raw: UnknownMessage(raw, t))
+)
+
+# --- content blocks ---------------------------------------------------------------------------
+
+text_blocks = st.builds(TextBlock, text=texts)
+thinking_blocks = st.builds(ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts))
+image_sources = st.one_of(
+    st.builds(UrlSource, url=texts),
+    st.builds(Base64Source, media_type=texts, data=texts),
+    st.builds(PathSource, path=texts, media_type=optional(texts)),
+)
+image_blocks = st.builds(
+    ImageBlock,
+    source=image_sources,
+    recognition_mode=st.sampled_from(["vision", "ocr", "auto"]),
+    recognized_text=optional(texts),
+    vision_analysis=optional(texts),
+    confidence=optional(finite_floats),
+    mode_used=st.sampled_from([None, "vision", "ocr"]),
+    error=optional(texts),
+)
+file_reference_blocks = st.builds(
+    FileReferenceBlock,
+    path=texts,
+    start_line=optional(line_numbers),
+    end_line=optional(line_numbers),
+    resolved_content=optional(texts),
+    status=st.sampled_from(["pending", "resolved", "error"]),
+    error=optional(texts),
+)
+mcp_resource_blocks = st.builds(
+    MCPResourceBlock,
+    server_name=texts,
+    resource_uri=texts,
+    content=optional(texts),
+    mime_type=optional(texts),
+    retrieved_at=optional(timestamps),
+)
+tool_call_blocks = st.builds(
+    ToolCallBlock,
+    id=ids,
+    name=texts,
+    arguments=arguments_texts,
+    approval=st.sampled_from(["pending", "approved", "denied"]),
+    malformed=st.booleans(),
+)
+
+# Known blocks by class, for tests that go through each one.
+BLOCKS: dict[type, st.SearchStrategy[Any]] = {
+    TextBlock: text_blocks,
+    ThinkingBlock: thinking_blocks,
+    ImageBlock: image_blocks,
+    FileReferenceBlock: file_reference_blocks,
+    MCPResourceBlock: mcp_resource_blocks,
+    ToolCallBlock: tool_call_blocks,
+}
+known_blocks = st.one_of(*BLOCKS.values())
+blocks = known_blocks | unknown_blocks
+block_lists = st.lists(blocks, max_size=4)
+
+# --- messages ---------------------------------------------------------------------------------
+
+usages = st.builds(
+    Usage,
+    input_tokens=token_counts,
+    output_tokens=token_counts,
+    cache_read_tokens=token_counts,
+    cache_write_tokens=token_counts,
+    reasoning_tokens=token_counts,
+)
+tool_errors = st.builds(ToolError, message=texts, traceback=optional(texts), recoverable=st.booleans())
+
+user_messages = st.builds(
+    UserMessage,
+    id=ids,
+    timestamp=timestamps,
+    content=block_lists,
+    source=st.sampled_from(["direct", "broadcast", "synthetic"]),
+)
+assistant_messages = st.builds(
+    AssistantMessage,
+    id=ids,
+    timestamp=timestamps,
+    content=block_lists,
+    stop_reason=st.sampled_from(
+        [None, "end_turn", "length", "tool_use", "content_filter", "refusal", "pause", "error", "aborted", "unknown"]
+    ),
+    raw_stop_reason=optional(texts),
+    usage=optional(usages),
+    model=optional(texts),
+    provider=optional(texts),
+    response_id=optional(texts),
+)
+tool_result_messages = st.builds(
+    ToolResultMessage,
+    id=ids,
+    timestamp=timestamps,
+    tool_call_id=texts,
+    tool_name=optional(texts),
+    content=block_lists,
+    is_error=st.booleans(),
+    status=st.sampled_from(["success", "error", "denied"]),
+    error=optional(tool_errors),
+    started_at=optional(timestamps),
+    duration_ms=optional(finite_floats),
+)
+system_control_messages = st.builds(
+    SystemControlMessage,
+    id=ids,
+    timestamp=timestamps,
+    control=texts,
+    params=json_objects,
+)
+
+MESSAGES: dict[type, st.SearchStrategy[Any]] = {
+    UserMessage: user_messages,
+    AssistantMessage: assistant_messages,
+    ToolResultMessage: tool_result_messages,
+    SystemControlMessage: system_control_messages,
+}
+known_messages = st.one_of(*MESSAGES.values())
+messages = known_messages | unknown_messages
+message_lists = st.lists(messages, max_size=5)
+
+sessions = st.builds(
+    Session,
+    id=ids,
+    system_prompt=optional(texts),
+    created_at=timestamps,
+    updated_at=timestamps,
+    metadata=json_objects,
+    messages=message_lists,
+)
+
+
+def examples(n: int) -> settings:
+    """Settings for a property test: `n` examples, no deadline (the first call of a session
+    imports and warms up more than a per-example deadline allows)."""
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,4 +1,4 @@
-//! Recorded provider streams (tests/fixtures/, provenance in tests/fixtures/PROVENANCE.md),
+//! Recorded provider streams (the repository's tests/fixtures/wire/, provenance in SOURCES.md there),
 //! framed whole and in chunks of 1 to 7 bytes: the same events every time, nothing pending at
 //! the end, and every payload the JSON its provider sent.
 
@@ -12,7 +12,7 @@ use msgwire_core::ndjson::NdjsonParser;
 use msgwire_core::sse::SseLimits;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/wire").join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from . import _core
 from .codec import dumps, loads
-from .errors import MsgwireError
+from .errors import MsgwireError, StreamError
+from .stream import assemble, stream
 from .types import (
     AssistantMessage,
     FileReferenceBlock,
@@ -124,13 +125,57 @@ def demo(out: Any = sys.stdout) -> int:
     show_session(legacy, out)
 
     print(rule, file=out)
-    print("4. Speed of the codec on this session (best of 200)", file=out)
+    print("4. Recorded provider streams (examples/streams/), decoded by the Rust core", file=out)
+    print(rule, file=out)
+    for name, dialect in STREAMS:
+        show_stream(examples / "streams" / name, dialect, out)
+
+    print(rule, file=out)
+    print("5. Speed of the codec on this session (best of 200)", file=out)
     print(rule, file=out)
     for name, call in (("dumps", lambda: dumps(session)), ("loads", lambda: loads(canonical))):
         best = min(_timed(call) for _ in range(200))
         print(f"  {name}: {best * 1e6:8.1f} µs  ({len(canonical) / best / 1e6:.0f} MB/s)", file=out)
     print("  (benches/README.md compares msgwire with pydantic-ai and plain msgspec on a 1 MB session)", file=out)
     return 0
+
+
+STREAMS = (
+    ("openai-parallel-tool-calls.sse", "openai"),
+    ("anthropic-thinking.sse", "anthropic"),
+    ("openai-responses-function-call.sse", "openai-responses"),
+    ("gemini-thoughts.sse", "gemini"),
+    ("ollama-thinking.ndjson", "ollama"),
+    ("groq-error-midstream.sse", "openai"),
+)
+
+
+def show_stream(path: Path, dialect: str, out: Any) -> None:
+    """Replay one recorded stream in network-sized pieces: events by type, the assembled
+    message, and what a failure keeps."""
+    data = path.read_bytes()
+    pieces = [data[i : i + 512] for i in range(0, len(data), 512)]
+    counts: dict[str, int] = {}
+    events = stream(pieces, dialect)
+    failure: StreamError | None = None
+    try:
+        for event in events:
+            counts[event.type] = counts.get(event.type, 0) + 1
+    except StreamError as exc:
+        failure = exc
+    print(f"\n  {path.name} ({dialect}, {len(data):,} bytes in {len(pieces)} pieces)", file=out)
+    print(f"    events: {', '.join(f'{k}×{v}' for k, v in counts.items())}", file=out)
+    for line in describe_message(events.message()):
+        print(f"    {line}", file=out)
+    for diagnostic in events.diagnostics:
+        print(f"    diagnostic {diagnostic.code} at byte {diagnostic.offset}: {diagnostic.message}", file=out)
+    if failure is not None:
+        print(f"    ✗ {type(failure).__name__} at byte {failure.offset}: {_clip(str(failure), 80)}", file=out)
+        kept = failure.partial_message
+        print(f"      the partial message is kept: {len(kept.content)} block(s), stop_reason={kept.stop_reason}", file=out)
+    else:
+        best = min(_timed(lambda: assemble(data, dialect)) for _ in range(50))
+        print(f"    assemble: {best * 1e6:.0f} µs ({len(data) / best / 1e6:.0f} MB/s)", file=out)
 
 
 def _timed(call: Any) -> float:

@@ -58,7 +58,8 @@ struct ToolState {
 /// parsed (`partial_args`), as `max_tool_args_size` refuses arguments that are too large.
 #[derive(Debug, Default, Clone, Copy)]
 struct Depth {
-    depth: usize,
+    /// Arrays and objects open at this point.
+    open: usize,
     in_string: bool,
     escaped: bool,
 }
@@ -79,12 +80,12 @@ impl Depth {
             match byte {
                 b'"' => self.in_string = true,
                 b'[' | b'{' => {
-                    self.depth += 1;
-                    if self.depth > max_depth {
+                    self.open += 1;
+                    if self.open > max_depth {
                         return Err(ErrorKind::JsonTooDeep { max_depth });
                     }
                 }
-                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                b']' | b'}' => self.open = self.open.saturating_sub(1),
                 _ => {}
             }
         }
@@ -645,7 +646,7 @@ mod tests {
             let mut depth = Depth::default();
             assert_eq!(depth.feed(&text.as_bytes()[..cut], 3), Ok(()));
             assert_eq!(depth.feed(&text.as_bytes()[cut..], 3), Ok(()));
-            assert_eq!(depth.depth, 0);
+            assert_eq!(depth.open, 0);
         }
         let mut depth = Depth::default();
         assert_eq!(depth.feed(text.as_bytes(), 2), Err(ErrorKind::JsonTooDeep { max_depth: 2 }));

@@ -272,7 +272,11 @@ fn gemini_recordings() {
 
     let single = decode_every_way(DialectName::Gemini, "gemini/function-call-single-chunk-2.0-flash.sse");
     let message = self::message(&single);
-    assert!(tool_calls(&message)[0].id.starts_with("call_"));
+    let id = &tool_calls(&message)[0].id;
+    assert!(id.starts_with("call_"));
+    // The synthetic id is known before ToolCallBegin, so events and message agree.
+    let begin = single.events.iter().find(|e| e["type"] == "tool_call_begin").expect("a begin event");
+    assert_eq!(begin["id"].as_str(), Some(id.as_str()));
 
     let thoughts = decode_every_way(DialectName::Gemini, "gemini/thought-parts-then-text.sse");
     let message = self::message(&thoughts);

@@ -158,12 +158,12 @@ fn part_into(part: Part<'_>, builder: &mut Builder) -> Result<(), Error> {
     }
     if let Some(call) = part.function_call {
         let name = call.name.as_deref().unwrap_or("");
-        let block = builder.begin_tool(call.id.as_deref().unwrap_or(""), name);
-        if call.id.as_deref().is_none_or(str::is_empty) {
-            // Gemini before version 3 sends no ids; results must still find their call.
-            let id = builder.synthetic_call_id(block);
-            builder.tool_set_id(block, &id);
-        }
+        // Gemini before version 3 sends no ids; results must still find their call.
+        let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => Cow::Borrowed(id),
+            None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len())),
+        };
+        let block = builder.begin_tool(&id, name);
         builder.tool_args(block, call.args.map_or("{}", RawValue::get))?;
         builder.end_tool(block);
     }

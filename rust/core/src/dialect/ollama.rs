@@ -74,11 +74,11 @@ impl Dialect for Ollama {
             for call in message.tool_calls.into_iter().flatten() {
                 let function = call.function.as_ref();
                 let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
-                let block = builder.begin_tool(call.id.as_deref().unwrap_or(""), name);
-                if call.id.as_deref().is_none_or(str::is_empty) {
-                    let id = builder.synthetic_call_id(block);
-                    builder.tool_set_id(block, &id);
-                }
+                let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
+                    Some(id) => Cow::Borrowed(id),
+                    None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len())),
+                };
+                let block = builder.begin_tool(&id, name);
                 let arguments = function.and_then(|f| f.arguments).map_or("{}", RawValue::get);
                 // Ollama sends arguments as an object; a string holding JSON is taken as that JSON.
                 let arguments = match serde_json::from_str::<Cow<'_, str>>(arguments) {

@@ -21,6 +21,8 @@ struct Call {
     index: Option<u64>,
     id: String,
     block: usize,
+    /// Deltas came with another id but no name (recorded once).
+    id_changed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -320,9 +322,20 @@ impl OpenAiChat {
                 let found = self.calls.iter().rposition(|c| c.index == Some(index));
                 match (found, id) {
                     (Some(pos), Some(id)) if !self.calls[pos].id.is_empty() && self.calls[pos].id != id => {
-                        let message = format!("tool call index {index} reused with a new id {id:?}: a second call");
-                        builder.diagnostic("repeated_index_new_id", message);
-                        None
+                        if name.is_some() {
+                            let message = format!("tool call index {index} reused with a new id {id:?}: a second call");
+                            builder.diagnostic("repeated_index_new_id", message);
+                            None
+                        } else {
+                            // Without a name a delta cannot start a call: LM Studio sends every
+                            // fragment with a fresh id. The call keeps its first id.
+                            if !self.calls[pos].id_changed {
+                                self.calls[pos].id_changed = true;
+                                let message = format!("tool call index {index} continued under another id {id:?}");
+                                builder.diagnostic("tool_call_id_changed", message);
+                            }
+                            Some(pos)
+                        }
                     }
                     (found, _) => found,
                 }
@@ -349,7 +362,7 @@ impl OpenAiChat {
                 builder.diagnostic("tool_call_without_index", "a tool call came without an index");
             }
             let block = builder.begin_tool(id.unwrap_or(""), name.unwrap_or(""));
-            self.calls.push(Call { index, id: id.unwrap_or("").to_owned(), block });
+            self.calls.push(Call { index, id: id.unwrap_or("").to_owned(), block, id_changed: false });
             block
         };
         if let Some(arguments) = arguments {

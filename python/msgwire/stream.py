@@ -343,13 +343,15 @@ def assemble(source: Any, dialect: str, **options: Any) -> AssistantMessage:
     options["events"] = False
     options.pop("partial_args", None)
     decoder = Decoder(dialect, **options)
+    core = decoder._core
+    feed = core.feed  # no events come back: skip the wrapper, check for a failure per chunk
     chunks = iter(_chunks(source))
-    while True:
+    while not core.ended:
         try:
             chunk = next(chunks)
         except StopIteration:
             break
         except Exception as cause:
             raise _transport_error(decoder, cause) from cause
-        decoder.feed(chunk)
+        feed(chunk if type(chunk) is bytes else bytes(chunk))
     return decoder.finish()

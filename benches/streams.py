@@ -19,14 +19,17 @@ import random
 from functools import cache
 
 SEED = 20261121
-WORDS = (
-    "the stream parser reads every byte once and keeps its state between chunks so that a split "
-    "CRLF or a cut UTF-8 sequence never changes what comes out — café 日本語 naïve → ok"
-).split()
+_PROSE = (
+    "the stream parser reads every byte once and keeps its state between chunks so that a split CRLF "
+    "or a cut UTF-8 sequence never changes what comes out — café 日本語 naïve → ok"
+)
+WORDS = tuple(_PROSE.split())
 
 
 def _obfuscation(rng: random.Random) -> str:
-    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(rng.randint(1, 14)))
+    return "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(rng.randint(1, 14))
+    )
 
 
 def _words(rng: random.Random, n: int) -> list[str]:
@@ -34,7 +37,10 @@ def _words(rng: random.Random, n: int) -> list[str]:
 
 
 def _arguments(rng: random.Random, size: int) -> str:
-    rows = [{"path": f"src/module_{i}.py", "line": rng.randint(1, 900), "note": " ".join(_words(rng, 6))} for i in range(size)]
+    rows = [
+        {"path": f"src/module_{i}.py", "line": rng.randint(1, 900), "note": " ".join(_words(rng, 6))}
+        for i in range(size)
+    ]
     return json.dumps({"query": "where is the CRLF handled?", "matches": rows, "limit": size})
 
 
@@ -70,7 +76,15 @@ def openai_chat(text_deltas: int = 1500, tool_calls: int = 3, seed: int = SEED) 
     calls = [(f"call_{i}{_obfuscation(rng)}", _fragments(rng, _arguments(rng, 4 + 2 * i))) for i in range(tool_calls)]
     for index, (call_id, _) in enumerate(calls):
         name = ("grep", "read_file", "run_tests")[index % 3]
-        out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}]}))
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+                    ]
+                }
+            )
+        )
     pending = [(index, list(frags)) for index, (_, frags) in enumerate(calls)]
     while any(frags for _, frags in pending):  # parallel calls: fragments interleave
         index, frags = rng.choice([p for p in pending if p[1]])
@@ -90,7 +104,9 @@ def openai_chat(text_deltas: int = 1500, tool_calls: int = 3, seed: int = SEED) 
 
 
 @cache
-def anthropic_messages(text_deltas: int = 1500, thinking_deltas: int = 300, tool_calls: int = 3, seed: int = SEED) -> bytes:
+def anthropic_messages(
+    text_deltas: int = 1500, thinking_deltas: int = 300, tool_calls: int = 3, seed: int = SEED
+) -> bytes:
     rng = random.Random(seed)
     out: list[bytes] = []
 
@@ -100,12 +116,29 @@ def anthropic_messages(text_deltas: int = 1500, thinking_deltas: int = 300, tool
         out.append(b"event: " + kind.encode() + b"\ndata: " + data + pad + b"\n\n")
 
     usage = {"input_tokens": 598, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1536, "output_tokens": 8}
-    event("message_start", {"message": {"model": "claude-sonnet-4-5-20250929", "id": "msg_01JdU4xqNHXL9QCFWkwCDKGr", "type": "message", "role": "assistant", "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}})
+    event(
+        "message_start",
+        {
+            "message": {
+                "model": "claude-sonnet-4-5-20250929",
+                "id": "msg_01JdU4xqNHXL9QCFWkwCDKGr",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
+        },
+    )
     event("content_block_start", {"index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
     event("ping", {})
     for word in _words(rng, thinking_deltas):
         event("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": word}})
-    event("content_block_delta", {"index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCkgIBxABGAIiQL2kMvJ9wXb3" * 8}})
+    event(
+        "content_block_delta",
+        {"index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCkgIBxABGAIiQL2kMvJ9wXb3" * 8}},
+    )
     event("content_block_stop", {"index": 0})
     event("content_block_start", {"index": 1, "content_block": {"type": "text", "text": ""}})
     for word in _words(rng, text_deltas):
@@ -114,12 +147,23 @@ def anthropic_messages(text_deltas: int = 1500, thinking_deltas: int = 300, tool
     for i in range(tool_calls):
         index = 2 + i
         name = ("grep", "read_file", "run_tests")[i % 3]
-        event("content_block_start", {"index": index, "content_block": {"type": "tool_use", "id": f"toolu_01{_obfuscation(rng)}", "name": name, "input": {}}})
+        event(
+            "content_block_start",
+            {
+                "index": index,
+                "content_block": {"type": "tool_use", "id": f"toolu_01{_obfuscation(rng)}", "name": name, "input": {}},
+            },
+        )
         event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": ""}})
         for fragment in _fragments(rng, _arguments(rng, 4 + 2 * i)):
-            event("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": fragment}})
+            event(
+                "content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": fragment}}
+            )
         event("content_block_stop", {"index": index})
-    event("message_delta", {"delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {**usage, "output_tokens": 2210}})
+    event(
+        "message_delta",
+        {"delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {**usage, "output_tokens": 2210}},
+    )
     event("message_stop", {})
     return b"".join(out)
 
@@ -145,9 +189,13 @@ def long_tool_call(arg_bytes: int = 64 * 1024, fragment: int = 20, seed: int = S
     while len(arguments) < arg_bytes:
         rows.append({"path": f"src/m{len(rows)}.py", "line": rng.randint(1, 999), "text": " ".join(_words(rng, 8))})
         arguments = json.dumps({"edits": rows})
-    head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":'
+    head = (
+        '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o",'
+        '"choices":[{"index":0,"delta":'
+    )
     tail = ',"finish_reason":null}]}'
-    out = [f'data: {head}{{"tool_calls":[{{"index":0,"id":"call_1","type":"function","function":{{"name":"edit","arguments":""}}}}]}}{tail}\n\n']
+    first = '{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"edit","arguments":""}}]}'
+    out = [f"data: {head}{first}{tail}\n\n"]
     for at in range(0, len(arguments), fragment):
         piece = json.dumps(arguments[at : at + fragment])
         out.append(f'data: {head}{{"tool_calls":[{{"index":0,"function":{{"arguments":{piece}}}}}]}}{tail}\n\n')

@@ -72,7 +72,9 @@ def _check_openai(text: str, calls: list[tuple[str, str, str]], reference: msgwi
 
 
 @pytest.mark.benchmark(group="openai-assemble")
-def test_openai_assemble_msgwire(benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage) -> None:
+def test_openai_assemble_msgwire(
+    benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
+) -> None:
     chunks = _pieces(openai_bytes)
     message = benchmark(msgwire.assemble, chunks, "openai")
     _check_openai(message.text, [(c.id, c.name, c.arguments) for c in message.tool_calls], openai_reference)
@@ -93,8 +95,12 @@ def test_openai_assemble_msgwire_via_httpx(
 
 
 @pytest.mark.benchmark(group="openai-assemble")
-def test_openai_assemble_openai_sdk(benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage) -> None:
-    client = openai.OpenAI(api_key="x", base_url="http://test/v1", http_client=httpx.Client(transport=_transport(openai_bytes)))
+def test_openai_assemble_openai_sdk(
+    benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
+) -> None:
+    client = openai.OpenAI(
+        api_key="x", base_url="http://test/v1", http_client=httpx.Client(transport=_transport(openai_bytes))
+    )
 
     def run() -> Any:
         with client.chat.completions.stream(model="gpt-4o", messages=[{"role": "user", "content": "hi"}]) as stream:
@@ -161,20 +167,28 @@ def anthropic_bytes() -> bytes:
 @pytest.mark.benchmark(group="anthropic-assemble")
 def test_anthropic_assemble_msgwire(benchmark: Any, anthropic_bytes: bytes) -> None:
     message = benchmark(msgwire.assemble, _pieces(anthropic_bytes), "anthropic")
-    assert message.stop_reason == "tool_use" and len(message.tool_calls) == 3 and message.thinking
+    assert message.stop_reason == "tool_use"
+    assert len(message.tool_calls) == 3
+    assert message.thinking
 
 
 @pytest.mark.benchmark(group="anthropic-assemble")
 def test_anthropic_assemble_anthropic_sdk(benchmark: Any, anthropic_bytes: bytes) -> None:
-    client = anthropic.Anthropic(api_key="x", base_url="http://test", http_client=httpx2.Client(transport=_transport(anthropic_bytes, httpx2)))
+    client = anthropic.Anthropic(
+        api_key="x", base_url="http://test", http_client=httpx2.Client(transport=_transport(anthropic_bytes, httpx2))
+    )
 
     def run() -> Any:
-        with client.messages.stream(model="claude-sonnet-4-6", max_tokens=4096, messages=[{"role": "user", "content": "hi"}]) as stream:
+        with client.messages.stream(
+            model="claude-sonnet-4-6", max_tokens=4096, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
             return stream.get_final_message()
 
     final = benchmark(run)
     reference = msgwire.assemble(anthropic_bytes, "anthropic")
-    assert [b.input for b in final.content if b.type == "tool_use"] == [c.parsed_arguments() for c in reference.tool_calls]
+    assert [b.input for b in final.content if b.type == "tool_use"] == [
+        c.parsed_arguments() for c in reference.tool_calls
+    ]
     assert "".join(b.text for b in final.content if b.type == "text") == reference.text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _core
+from . import context as context  # the submodule: `from msgwire import context`
 from .codec import dumps, loads
 from .errors import (
     DecodeError,

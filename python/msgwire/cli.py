@@ -164,7 +164,7 @@ def show_stream(path: Path, dialect: str, out: Any) -> None:
     except StreamError as exc:
         failure = exc
     print(f"\n  {path.name} ({dialect}, {len(data):,} bytes in {len(pieces)} pieces)", file=out)
-    print(f"    events: {', '.join(f'{k}×{v}' for k, v in counts.items())}", file=out)
+    print(f"    events: {', '.join(f'{k} x{v}' for k, v in counts.items())}", file=out)
     for line in describe_message(events.message()):
         print(f"    {line}", file=out)
     for diagnostic in events.diagnostics:
@@ -172,7 +172,9 @@ def show_stream(path: Path, dialect: str, out: Any) -> None:
     if failure is not None:
         print(f"    ✗ {type(failure).__name__} at byte {failure.offset}: {_clip(str(failure), 80)}", file=out)
         kept = failure.partial_message
-        print(f"      the partial message is kept: {len(kept.content)} block(s), stop_reason={kept.stop_reason}", file=out)
+        print(
+            f"      the partial message is kept: {len(kept.content)} block(s), stop_reason={kept.stop_reason}", file=out
+        )
     else:
         best = min(_timed(lambda: assemble(data, dialect)) for _ in range(50))
         print(f"    assemble: {best * 1e6:.0f} µs ({len(data) / best / 1e6:.0f} MB/s)", file=out)

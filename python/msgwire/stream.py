@@ -65,7 +65,11 @@ class Decoder:
     ) -> None:
         if max_depth is not None and not 0 < max_depth <= 200:
             raise ValueError(f"max_depth must be within 1..200, got {max_depth}")
-        sizes = {"max_event_size": max_event_size, "max_line_size": max_line_size, "max_tool_args_size": max_tool_args_size}
+        sizes = {
+            "max_event_size": max_event_size,
+            "max_line_size": max_line_size,
+            "max_tool_args_size": max_tool_args_size,
+        }
         for name, size in sizes.items():
             if size is not None and size < 0:
                 raise ValueError(f"{name} must be a number of bytes (0 or more), got {size}")

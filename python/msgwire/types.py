@@ -29,7 +29,9 @@ __all__ = [
     "AssistantMessage",
     "Base64Source",
     "ContentBlock",
+    "Context",
     "Diagnostic",
+    "EncouragementCounter",
     "Event",
     "FileReferenceBlock",
     "FileStatus",
@@ -447,6 +449,63 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     max_tokens: int | None = None
     stop: list[str] | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+# --- context (what msgwire.context.build sends) -------------------------------------------
+
+
+class EncouragementCounter(msgspec.Struct, frozen=True, kw_only=True):
+    """How many builds in a row had to add a synthetic user message (no real user message in
+    the history at all); ``idle`` once that reaches ``IDLE_AFTER`` (3).
+
+    Immutable: ``msgwire.context.build`` returns the next state as ``Context.counter`` and
+    leaves the one passed in untouched, so building twice for one turn (a retry, a token
+    count) never counts twice. Keep ``ctx.counter`` and pass it to the next build.
+    """
+
+    IDLE_AFTER: ClassVar[int] = 3
+
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ValueError(f"count must not be negative, got {self.count}")
+
+    @property
+    def idle(self) -> bool:
+        """``count >= 3``: three or more synthetic insertions in a row, no real user message since."""
+        return self.count >= self.IDLE_AFTER
+
+    def after(self, *, synthetic: bool, real_user: bool) -> EncouragementCounter:
+        """The next state: reset to 0 when a real user message was seen (it wins over a
+        synthetic one), one more when a synthetic message was inserted, unchanged otherwise."""
+        if real_user:
+            return EncouragementCounter()
+        if synthetic:
+            return EncouragementCounter(count=self.count + 1)
+        return self
+
+
+class Context(msgspec.Struct, frozen=True, kw_only=True):
+    """What to send for one model call, as ``msgwire.context.build`` chose it: the system
+    prompt first, then ``messages`` in order (see ``msgwire.context`` for the guarantees).
+
+    ``pinned`` and ``synthetic`` are the user message added in front of the window, if any
+    (both are also in ``messages``; at most one is set). ``window_start`` indexes
+    ``session.messages_for_model()``: what lies before it was left out (but ``pinned``).
+    """
+
+    system_prompt: str | None
+    messages: list[Message]
+    pinned: UserMessage | None
+    synthetic: UserMessage | None
+    counter: EncouragementCounter
+    window_start: int
+
+    @property
+    def idle(self) -> bool:
+        """``counter.idle``: this build made the third (or a later) synthetic insertion in a row."""
+        return self.counter.idle
 
 
 # --- stream events --------------------------------------------------------------------------

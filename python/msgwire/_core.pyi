@@ -2,7 +2,9 @@
 
 from typing import final
 
-__all__ = ["Decoder", "__version__", "normalize_session"]
+from msgwire.sse import ServerSentEvent
+
+__all__ = ["Decoder", "NDJSONParser", "SSEParser", "SSEPending", "__version__", "normalize_session"]
 __version__: str
 
 def normalize_session(data: bytes) -> bytes:
@@ -45,3 +47,50 @@ class Decoder:
     def offset(self) -> int: ...
     @property
     def dialect(self) -> str: ...
+
+@final
+class SSEPending:
+    """What an SSE stream left when it ended: ``SSEParser.finish()``."""
+
+    @property
+    def partial_line(self) -> bool:
+        """The stream did not end with a line terminator: its last line was cut."""
+    @property
+    def undispatched(self) -> int | None:
+        """The offset of a block with data that no blank line dispatched (an event lost)."""
+    @property
+    def clean(self) -> bool:
+        """Nothing was lost: the stream ended on a line terminator, no event undispatched."""
+    def __eq__(self, value: object, /) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
+
+@final
+class SSEParser:
+    """An incremental WHATWG server-sent-events parser: one stream at a time."""
+
+    def __new__(cls, *, max_line_size: int = ..., max_event_size: int = ...) -> SSEParser: ...
+    def feed(self, data: bytes | bytearray | memoryview) -> list[ServerSentEvent]:
+        """Parse the next bytes of the stream (split anywhere); the events they completed.
+        Raises ``msgwire.LimitExceededError`` (with ``offset`` and ``events``)."""
+    def finish(self) -> SSEPending:
+        """End the stream (an unfinished block is discarded); ready for a new stream."""
+    @property
+    def last_event_id(self) -> str: ...
+    @property
+    def reconnection_time(self) -> int | None: ...
+    @property
+    def comments_seen(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+
+@final
+class NDJSONParser:
+    """An incremental NDJSON line splitter: one stream at a time."""
+
+    def __new__(cls, *, max_line_size: int = ...) -> NDJSONParser: ...
+    def feed(self, data: bytes | bytearray | memoryview) -> list[str]:
+        """Split the next bytes of the stream; the non-blank lines they completed."""
+    def finish(self) -> list[str]:
+        """End the stream: its last line if no LF ended it; ready for a new stream."""
+    @property
+    def offset(self) -> int: ...

@@ -4,6 +4,8 @@
 //! Bytes arrive as chunks split anywhere; events leave through a callback that borrows the
 //! parser's buffers, so a steady stream allocates nothing per event. The usual event, a single
 //! `data:` line that lies inside one chunk, is not even copied: its `data` borrows the chunk.
+//! A long `data:` line that arrives in many chunks is held once: the line buffer becomes the
+//! data buffer rather than being copied into it.
 //!
 //! The rules, in the order the bytes meet them:
 //! - One UTF-8 BOM is dropped at the very start of the stream, even when it is split across
@@ -207,11 +209,12 @@ impl Bom {
     }
 }
 
-/// A complete line: inside the chunk being fed, or carried over from earlier chunks.
-#[derive(Debug, Clone, Copy)]
+/// A complete line: inside the chunk being fed, or carried over from earlier chunks (the
+/// splitter's buffer, which the interpreter may take instead of copying it: `Block::take_data`).
+#[derive(Debug)]
 enum Line<'c, 'p> {
     InChunk(&'c [u8]),
-    Carried(&'p [u8]),
+    Carried(&'p mut Vec<u8>),
 }
 
 /// Splits a stream into lines (CRLF, LF, lone CR).
@@ -264,7 +267,7 @@ impl Lines {
                 on_line(Line::InChunk(line), start)?;
             } else {
                 self.carry(line)?;
-                let result = on_line(Line::Carried(&self.pending), self.pending_start);
+                let result = on_line(Line::Carried(&mut self.pending), self.pending_start);
                 self.pending.clear();
                 result?;
             }
@@ -358,13 +361,21 @@ impl Block {
     /// needs more than that one value (or if the chunk ends first).
     fn line<'c, E: From<Error>>(
         &mut self,
-        line: Line<'c, '_>,
+        mut line: Line<'c, '_>,
         offset: u64,
         held: &mut Option<&'c str>,
         on_event: &mut impl FnMut(SseEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let line_len = match line {
-            Line::InChunk(bytes) | Line::Carried(bytes) => bytes.len(),
+        if let (Line::Carried(buffer), None, true) = (&mut line, &held, self.data.is_empty()) {
+            match self.take_data(buffer, offset) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        let line_len = match &line {
+            Line::InChunk(bytes) => bytes.len(),
+            Line::Carried(bytes) => bytes.len(),
         };
         if line_len == 0 {
             return self.dispatch(held, on_event);
@@ -421,6 +432,31 @@ impl Block {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A carried line that is the block's first `data` value (valid UTF-8) becomes the data
+    /// buffer: its field name is cut off and the splitter's buffer taken, not copied, so that an
+    /// event of megabytes fed in small chunks is held once. Returns whether the line was taken.
+    fn take_data(&mut self, buffer: &mut Vec<u8>, offset: u64) -> Result<bool, Error> {
+        let (name, value) = split_field(buffer);
+        if name != b"data" || str::from_utf8(value).is_err() {
+            return Ok(false);
+        }
+        let start = buffer.len() - value.len();
+        let value_offset = offset + start as u64;
+        if value.len() > self.max_event_size {
+            return Err(Error::limit("max_event_size", self.max_event_size, value_offset));
+        }
+        self.start.get_or_insert(offset);
+        self.data_start = value_offset;
+        let mut bytes = std::mem::take(buffer);
+        bytes.drain(..start);
+        self.data = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(), // checked above
+        };
+        self.data.push('\n');
+        Ok(true)
     }
 
     /// Append a data value and its LF to the data buffer.
@@ -507,7 +543,10 @@ mod tests {
         let mut out = Vec::new();
         for chunk in chunks {
             let result: Result<(), Error> = lines.split(chunk, |line, offset| {
-                let (Line::InChunk(bytes) | Line::Carried(bytes)) = line;
+                let bytes: &[u8] = match &line {
+                    Line::InChunk(bytes) => bytes,
+                    Line::Carried(bytes) => bytes,
+                };
                 out.push((bytes.to_vec(), offset));
                 Ok(())
             });
@@ -602,6 +641,30 @@ mod tests {
             .expect("ok");
         assert_eq!(seen, 1);
         assert!(parser.block.data.capacity() == 0, "no data buffer was needed");
+    }
+
+    #[test]
+    fn a_long_data_line_becomes_the_data_buffer() {
+        let text = "x".repeat(10_000);
+        let body = format!("data: {text}\ndata: y\n\n");
+        let (first, rest) = body.as_bytes().split_at(6 + text.len() + 1);
+        let mut parser = SseParser::default();
+        let mut got = Vec::new();
+        let mut feed = |parser: &mut SseParser, bytes: &[u8]| {
+            for chunk in bytes.chunks(1024) {
+                parser
+                    .feed(chunk, |event| {
+                        got.push(event.data.to_owned());
+                        Ok::<_, Error>(())
+                    })
+                    .expect("ok");
+            }
+        };
+        feed(&mut parser, first);
+        assert_eq!(parser.block.data.len(), text.len() + 1, "the value and its LF");
+        assert_eq!(parser.lines.pending.capacity(), 0, "the line buffer was taken, not copied");
+        feed(&mut parser, rest);
+        assert_eq!(got, [format!("{text}\ny")]);
     }
 
     #[test]

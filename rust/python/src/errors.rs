@@ -57,9 +57,10 @@ pub fn stream_error(py: Python<'_>, err: &Error, dialect: &str, position: Option
         return e;
     }
     let (cell, name) = match err.kind {
-        ErrorKind::Json { .. } | ErrorKind::Schema { .. } | ErrorKind::JsonSyntax(_) => (&MALFORMED, "MalformedStreamError"),
-        ErrorKind::JsonTooDeep { .. } => (&LIMIT, "LimitExceededError"),
-        ErrorKind::Limit { .. } => (&LIMIT, "LimitExceededError"),
+        ErrorKind::Json { .. } | ErrorKind::Schema { .. } | ErrorKind::JsonSyntax(_) => {
+            (&MALFORMED, "MalformedStreamError")
+        }
+        ErrorKind::JsonTooDeep { .. } | ErrorKind::Limit { .. } => (&LIMIT, "LimitExceededError"),
         ErrorKind::Provider { .. } => (&PROVIDER, "ProviderError"),
         ErrorKind::Truncated { .. } => (&TRUNCATED, "TruncatedStreamError"),
     };

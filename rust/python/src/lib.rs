@@ -19,7 +19,7 @@ mod _core {
     #[pymodule_export]
     use crate::decoder::PyDecoder;
     #[pymodule_export]
-    use crate::sse::{PyNdjsonParser, PyServerSentEvent, PySseParser, PySsePending};
+    use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
 
     #[pymodule_export]
     #[allow(non_upper_case_globals)] // a Python dunder name

@@ -249,7 +249,7 @@ fn responses_recordings() {
     let summary = decode_every_way(DialectName::OpenAiResponses, "openai/responses-reasoning-summary-text.sse");
     let message = self::message(&summary);
     let Block::Thinking(thinking) = &message.content[0] else { panic!("reasoning first") };
-    assert_eq!(thinking.thinking.matches("\n\n").count() >= 3, true);
+    assert!(thinking.thinking.matches("\n\n").count() >= 3, "4 summary parts joined by blank lines");
     assert!(text_of(&message).len() > 1000);
 
     let old = decode_every_way(DialectName::OpenAiResponses, "openai/responses-function-call-2025-03-no-seqnum.sse");

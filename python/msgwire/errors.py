@@ -115,6 +115,15 @@ class StreamError(MsgwireError):
         self.diagnostics: list[Any] = []
 
 
+def fed(feed: Any, chunk: Any) -> tuple[list[Any], StreamError | None]:
+    """``feed(chunk)``, and on a ``StreamError`` the items that chunk completed before it with the
+    error: iterators hand out those items first, then raise, so nothing received is lost."""
+    try:
+        return feed(chunk), None
+    except StreamError as failure:
+        return failure.events, failure
+
+
 class ProviderError(StreamError):
     """The provider reported an error inside the stream (``event: error``, an ``error``
     object, Anthropic's ``overloaded_error``...): ``error_type`` and ``provider_message``."""

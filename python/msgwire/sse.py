@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ._core import NDJSONParser, SSEParser, SSEPending
-from .errors import MsgwireError, StreamError
+from .errors import MsgwireError, fed
 
 if TYPE_CHECKING:
     import httpx
@@ -166,12 +166,10 @@ def _sse_events(
     chunks = open_chunks()
     try:
         for chunk in chunks:
-            try:
-                events = parser.feed(chunk)
-            except StreamError as failure:
-                yield from failure.events
-                raise
+            events, failure = fed(parser.feed, chunk)
             yield from events
+            if failure is not None:
+                raise failure
     finally:
         parser.finish()
         if close:
@@ -188,14 +186,11 @@ async def _asse_events(
     chunks = open_chunks()
     try:
         async for chunk in chunks:
-            try:
-                events = parser.feed(chunk)
-            except StreamError as failure:
-                for event in failure.events:
-                    yield event
-                raise
+            events, failure = fed(parser.feed, chunk)
             for event in events:
                 yield event
+            if failure is not None:
+                raise failure
     finally:
         parser.finish()
         aclose = getattr(chunks, "aclose", None)
@@ -227,12 +222,10 @@ def iter_ndjson(source: Chunks, *, max_line_size: int = DEFAULT_LIMIT) -> Iterat
     their LF or CRLF; the last line needs no LF. Parse each with ``json.loads``."""
     parser = NDJSONParser(max_line_size=max_line_size)
     for chunk in _chunks(source):
-        try:
-            lines = parser.feed(chunk)
-        except StreamError as failure:
-            yield from failure.events
-            raise
+        lines, failure = fed(parser.feed, chunk)
         yield from lines
+        if failure is not None:
+            raise failure
     yield from parser.finish()
 
 
@@ -242,14 +235,11 @@ async def aiter_ndjson(
     """The non-blank lines of an NDJSON body given as an async iterable of byte chunks."""
     parser = NDJSONParser(max_line_size=max_line_size)
     async for chunk in source:
-        try:
-            lines = parser.feed(chunk)
-        except StreamError as failure:
-            for line in failure.events:
-                yield line
-            raise
+        lines, failure = fed(parser.feed, chunk)
         for line in lines:
             yield line
+        if failure is not None:
+            raise failure
     for line in parser.finish():
         yield line
 

@@ -16,7 +16,7 @@ import msgspec
 
 from . import _core
 from .codec import loads
-from .errors import StreamError, TransportError
+from .errors import StreamError, TransportError, fed
 from .types import AssistantMessage, Diagnostic, Event, new_id, now
 
 __all__ = ["AsyncStream", "Decoder", "Stream", "assemble", "astream", "stream"]
@@ -211,18 +211,14 @@ class Stream:
                 break
             except Exception as cause:
                 raise _transport_error(decoder, cause) from cause
-            try:
-                events = decoder.feed(chunk)
-            except StreamError as failure:
-                yield from failure.events
-                raise
+            events, failure = fed(decoder.feed, chunk)
             yield from events
-        try:
-            events = decoder.end()
-        except StreamError as failure:
-            yield from failure.events
-            raise
+            if failure is not None:
+                raise failure
+        events, failure = fed(lambda _: decoder.end(), None)
         yield from events
+        if failure is not None:
+            raise failure
 
     def __iter__(self) -> Iterator[Event]:
         return self._events
@@ -276,22 +272,16 @@ class AsyncStream:
                 break
             except Exception as cause:
                 raise _transport_error(decoder, cause) from cause
-            try:
-                events = decoder.feed(chunk)
-            except StreamError as failure:
-                for event in failure.events:
-                    yield event
-                raise
+            events, failure = fed(decoder.feed, chunk)
             for event in events:
                 yield event
-        try:
-            events = decoder.end()
-        except StreamError as failure:
-            for event in failure.events:
-                yield event
-            raise
+            if failure is not None:
+                raise failure
+        events, failure = fed(lambda _: decoder.end(), None)
         for event in events:
             yield event
+        if failure is not None:
+            raise failure
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._events

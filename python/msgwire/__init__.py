@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import _core
 from . import context as context  # the submodule: `from msgwire import context`
+from . import formats as formats  # the submodule: `from msgwire import formats`
 from .codec import dumps, loads
 from .errors import (
     DecodeError,
@@ -26,11 +27,14 @@ from .types import (
     Event,
     FileReferenceBlock,
     ImageBlock,
+    Loss,
+    LossReport,
     MCPResourceBlock,
     Message,
     MessageEnd,
     MessageStart,
     PathSource,
+    Policy,
     Request,
     Session,
     SystemControlMessage,
@@ -38,6 +42,7 @@ from .types import (
     TextDelta,
     ThinkingBlock,
     ThinkingDelta,
+    Tool,
     ToolCallBegin,
     ToolCallBlock,
     ToolCallDelta,
@@ -73,6 +78,8 @@ __all__ = [
     "FileReferenceBlock",
     "ImageBlock",
     "LimitExceededError",
+    "Loss",
+    "LossReport",
     "MCPResourceBlock",
     "MalformedStreamError",
     "Message",
@@ -80,6 +87,7 @@ __all__ = [
     "MessageStart",
     "MsgwireError",
     "PathSource",
+    "Policy",
     "ProviderError",
     "Request",
     "Session",
@@ -90,6 +98,7 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "Tool",
     "ToolCallBegin",
     "ToolCallBlock",
     "ToolCallDelta",

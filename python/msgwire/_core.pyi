@@ -4,12 +4,29 @@ from typing import final
 
 from msgwire.sse import ServerSentEvent
 
-__all__ = ["Decoder", "NDJSONParser", "SSEParser", "SSEPending", "__version__", "normalize_session"]
+__all__ = [
+    "Decoder",
+    "NDJSONParser",
+    "SSEParser",
+    "SSEPending",
+    "__version__",
+    "from_request_json",
+    "normalize_session",
+    "to_request_json",
+]
 __version__: str
 
 def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises
     ``msgwire.DecodeError`` (with ``offset``) on malformed or wrongly shaped input."""
+
+def to_request_json(data: bytes, dialect: str, options: bytes | None = None) -> tuple[bytes, bytes]:
+    """The request-body fields of a canonical session (or a JSON array of messages) for
+    ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy}``.
+    Returns ``(body, report)``, both JSON."""
+
+def from_request_json(data: bytes, dialect: str) -> bytes:
+    """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""
 
 @final
 class Decoder:

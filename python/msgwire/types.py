@@ -37,12 +37,17 @@ __all__ = [
     "FileStatus",
     "ImageBlock",
     "ImageSource",
+    "Loss",
+    "LossAction",
+    "LossReport",
     "MCPResourceBlock",
     "Message",
     "MessageEnd",
     "MessageStart",
     "PathSource",
+    "Policy",
     "RecognitionMode",
+    "Replay",
     "Request",
     "Session",
     "StopReason",
@@ -50,6 +55,7 @@ __all__ = [
     "TextDelta",
     "ThinkingBlock",
     "ThinkingDelta",
+    "Tool",
     "ToolCallBegin",
     "ToolCallBlock",
     "ToolCallDelta",
@@ -449,6 +455,84 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     max_tokens: int | None = None
     stop: list[str] | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+# --- request formats (what msgwire.formats writes) ------------------------------------------
+
+Replay = Literal["keep", "to_text", "drop"]
+LossAction = Literal["drop", "to_text", "strip", "fallback"]
+
+
+def _object_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class Tool(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A tool the model may call: ``parameters`` is the JSON Schema of its arguments.
+
+    ``msgwire.formats.to_request(..., tools=[...])`` writes it as each dialect declares tools:
+    OpenAI ``{"type": "function", "function": {name, description, parameters}}``, Anthropic
+    ``{name, description, input_schema}``.
+    """
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = msgspec.field(default_factory=_object_schema)
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How ``msgwire.formats.to_request`` replays blocks the target dialect cannot carry as they are.
+
+    Blocks a dialect carries natively are always sent unchanged. "Foreign" thinking is thinking
+    of an assistant message whose ``provider`` is another one, thinking without a signature,
+    or any thinking for a dialect whose requests have none (OpenAI Chat).
+
+    - ``thinking``: foreign thinking is dropped (default), sent as ``<thinking>`` text (its
+      signature stripped: ``to_text``), or sent as the target's thinking block (``keep``).
+    - ``redacted_thinking``: foreign redacted thinking is dropped (default) or kept.
+    - ``images``: the dialect's image part (``keep``, default: else the recognized text), only
+      the recognized text (``to_text``), or nothing (``drop``).
+    - ``file_reference`` / ``mcp_resource``: marked text (default) or nothing (``drop``).
+    - ``unknown``: unknown blocks (and parts kept from another dialect) are dropped (default),
+      written as they are (``keep``) or as their JSON text (``to_text``).
+    - ``malformed_arguments``: tool-call arguments that are not a JSON object, for a dialect
+      that needs one (Anthropic): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
+      refused with ``DecodeError`` (``error``).
+    """
+
+    thinking: Replay = "drop"
+    redacted_thinking: Replay = "drop"
+    images: Replay = "keep"
+    file_reference: Replay = "to_text"
+    mcp_resource: Replay = "to_text"
+    unknown: Replay = "drop"
+    malformed_arguments: Literal["wrap", "error"] = "wrap"
+
+
+class Loss(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One lossy step of a request conversion: ``message`` indexes the input messages,
+    ``block`` that message's content (``None`` for the message itself)."""
+
+    message: int
+    block: int | None
+    kind: str
+    action: LossAction
+    reason: str
+
+
+class LossReport(msgspec.Struct, frozen=True, kw_only=True):
+    """Every lossy step of one ``to_request(..., report=True)`` call, in input order."""
+
+    entries: list[Loss] = msgspec.field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def by_kind(self, kind: str) -> list[Loss]:
+        return [e for e in self.entries if e.kind == kind]
 
 
 # --- context (what msgwire.context.build sends) -------------------------------------------

@@ -13,6 +13,7 @@ pub mod event;
 pub mod limits;
 pub mod ndjson;
 pub mod partial;
+pub mod request;
 pub mod sse;
 
 pub use decoder::StreamDecoder;

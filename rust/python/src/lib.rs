@@ -5,6 +5,7 @@
 
 mod decoder;
 mod errors;
+mod formats;
 mod sse;
 
 use pyo3::prelude::*;
@@ -18,6 +19,8 @@ mod _core {
 
     #[pymodule_export]
     use crate::decoder::PyDecoder;
+    #[pymodule_export]
+    use crate::formats::{from_request_json, to_request_json};
     #[pymodule_export]
     use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
 

@@ -1,0 +1,540 @@
+//! Anthropic Messages requests: `{"system"?: "...", "messages": [...], "tools"?: [...]}`.
+//!
+//! The provider's rules, all of them here:
+//! - the system prompt is the top-level `system` string (left out when there is none);
+//! - roles strictly alternate: consecutive user-side messages (user messages and tool results)
+//!   are merged into one `user` turn, consecutive assistant messages into one `assistant` turn;
+//! - tool results are `tool_result` blocks (`tool_use_id`, `content`, `is_error` when the tool
+//!   failed) in the user turn right after the assistant turn that made the calls, in order;
+//! - a tool call is a `tool_use` block whose `input` is the arguments' JSON object, embedded as
+//!   it was received; empty arguments are `{}`; arguments that are not a JSON object (malformed,
+//!   or an array) are sent as `{"_raw": "<the text>"}` and reported, or refused by policy;
+//! - thinking is kept with its signature, unmodified, first in its assistant turn (before text and
+//!   `tool_use`); redacted thinking is a `redacted_thinking` block. Thinking of another provider,
+//!   or without a signature, follows the policy (dropped by default);
+//! - images are `image` blocks with a base64 (jpeg, png, gif, webp) or URL source, in user turns
+//!   and tool results; anything else becomes the image's recognized text, or is dropped;
+//! - content that is exactly one text block is written as a string, otherwise as blocks (the
+//!   normal form `from_request` reads back to the same canonical blocks);
+//! - a message left with nothing to send is dropped (reported).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::{
+    Action, BlockOut, Item, Loss, Malformed, MessageOut, Options, Part, Policy, Role, SessionOut, SourceOut, Target,
+    joined_text, lower, parse_in, plan, result_parts, to_vec,
+};
+use crate::canonical::{ImageSource, Message};
+use crate::error::Error;
+
+const TARGET: Target = Target {
+    dialect: "anthropic",
+    provider: "anthropic",
+    thinking: true,
+    images: [true, false, true],
+    image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+};
+
+#[derive(Serialize)]
+struct Body<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDecl<'a>>,
+}
+
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<OutBlock<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutBlock<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: Source<'a>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<Content<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    #[serde(untagged)]
+    Raw(&'a RawValue),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Source<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    Raw(&'a RawValue),
+    Empty {},
+    Wrapped {
+        #[serde(rename = "_raw")]
+        raw: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct ToolDecl<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a RawValue,
+}
+
+fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
+    if let [OutBlock::Text { .. }] = blocks.as_slice() {
+        if let Some(OutBlock::Text { text }) = blocks.pop() {
+            return Content::Text(text);
+        }
+    }
+    Content::Blocks(blocks)
+}
+
+/// A tool call's `input`: its arguments as a JSON object (see the module documentation).
+fn input<'a>(
+    message: usize,
+    block: usize,
+    call: &'a crate::canonical::ToolCallBlock,
+    policy: Policy,
+    report: &mut Vec<Loss>,
+) -> Result<Input<'a>, Error> {
+    let arguments = call.arguments.as_str();
+    if arguments.trim().is_empty() {
+        return Ok(Input::Empty {});
+    }
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => Ok(Input::Raw(raw)),
+        parsed => {
+            let what = if parsed.is_ok() { "not a JSON object" } else { "not valid JSON" };
+            if policy.malformed_arguments == Malformed::Error {
+                let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
+                return Err(Error::schema(detail, None));
+            }
+            let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
+            report.push(Loss {
+                message,
+                block: Some(block),
+                kind: "arguments",
+                action: Action::Fallback,
+                reason: reason.into(),
+            });
+            Ok(Input::Wrapped { raw: arguments })
+        }
+    }
+}
+
+fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
+    Some(match part {
+        Part::Text(text) => OutBlock::Text { text },
+        Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url } },
+        Part::Image(ImageSource::Base64 { media_type, data }) => {
+            OutBlock::Image { source: Source::Base64 { media_type, data } }
+        }
+        Part::Thinking { thinking, signature } => OutBlock::Thinking { thinking, signature },
+        Part::Redacted(data) => OutBlock::RedactedThinking { data },
+        Part::Raw(raw) => OutBlock::Raw(raw),
+        // never lowered (paths), or written apart (calls need the policy and the report)
+        Part::Image(ImageSource::Path { .. }) | Part::ToolCall { .. } => return None,
+    })
+}
+
+pub(super) fn write(
+    messages: &[Message],
+    system: Option<&str>,
+    options: &Options<'_>,
+    report: &mut Vec<Loss>,
+) -> Result<Vec<u8>, Error> {
+    let policy = options.policy;
+    let mut turns: Vec<(&'static str, Vec<OutBlock<'_>>)> = Vec::new();
+    for item in plan(messages, report) {
+        let (i, role, blocks) = match item {
+            Item::User(i, m) => {
+                let parts = lower(i, &m.content, Role::User, None, &TARGET, policy, report);
+                (i, "user", parts.into_iter().filter_map(block).collect())
+            }
+            Item::Assistant(i, m) => {
+                let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
+                let mut blocks = Vec::with_capacity(parts.len());
+                for p in parts {
+                    if let Part::ToolCall { block: b, call } = p {
+                        let input = input(i, b, call, policy, report)?;
+                        blocks.push(OutBlock::ToolUse { id: &call.id, name: &call.name, input });
+                    } else if let Some(b) = block(p) {
+                        blocks.push(b);
+                    }
+                }
+                (i, "assistant", blocks)
+            }
+            Item::ToolResult(i, r) => {
+                let parts: Vec<_> = result_parts(i, r, &TARGET, policy, report).into_iter().filter_map(block).collect();
+                let content = if parts.is_empty() { None } else { Some(content(parts)) };
+                (
+                    i,
+                    "user",
+                    vec![OutBlock::ToolResult { tool_use_id: &r.tool_call_id, content, is_error: super::is_error(r) }],
+                )
+            }
+        };
+        if blocks.is_empty() {
+            report.push(Loss {
+                message: i,
+                block: None,
+                kind: "message",
+                action: Action::Drop,
+                reason: "nothing left to send".into(),
+            });
+        } else if let Some((last_role, last)) = turns.last_mut().filter(|(r, _)| *r == role) {
+            debug_assert_eq!(*last_role, role);
+            last.extend(blocks);
+        } else {
+            turns.push((role, blocks));
+        }
+    }
+    let messages = turns
+        .into_iter()
+        .map(|(role, mut blocks)| {
+            if role == "assistant" {
+                // thinking first, the rest in order (a stable sort)
+                blocks.sort_by_key(|b| !matches!(b, OutBlock::Thinking { .. } | OutBlock::RedactedThinking { .. }));
+            }
+            Turn { role, content: content(blocks) }
+        })
+        .collect();
+    let tools = options
+        .tools
+        .iter()
+        .map(|t| ToolDecl { name: &t.name, description: t.description.as_deref(), input_schema: t.parameters })
+        .collect();
+    to_vec(&Body { system, messages, tools })
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct InBody<'a> {
+    #[serde(borrow, default)]
+    system: Option<&'a RawValue>,
+    #[serde(borrow)]
+    messages: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct InTurn<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow)]
+    content: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct InBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(borrow, default)]
+    source: Option<InSource<'a>>,
+}
+
+#[derive(Deserialize)]
+struct InSource<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    media_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    url: Option<Cow<'a, str>>,
+}
+
+/// The blocks of a `content`: a string (one text block) or an array of raw blocks.
+fn raw_blocks<'a>(body: &[u8], content: &'a RawValue) -> Result<Result<Cow<'a, str>, Vec<&'a RawValue>>, Error> {
+    if content.get().starts_with('"') { parse_in(body, content).map(Ok) } else { parse_in(body, content).map(Err) }
+}
+
+/// A block msgwire has a canonical block for, else the whole part kept for this dialect.
+fn block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
+    let keep = || BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw };
+    match b.kind.as_ref() {
+        "text" => b.text.map_or_else(keep, |text| BlockOut::Text { text }),
+        "image" => match b.source {
+            Some(InSource { kind, media_type: Some(media_type), data: Some(data), .. }) if kind == "base64" => {
+                BlockOut::Image { source: SourceOut::Base64 { media_type, data } }
+            }
+            Some(InSource { kind, url: Some(url), .. }) if kind == "url" => {
+                BlockOut::Image { source: SourceOut::Url { url } }
+            }
+            _ => keep(),
+        },
+        "thinking" => match (b.thinking, b.signature) {
+            (Some(thinking), Some(signature)) => {
+                BlockOut::Thinking { thinking, signature: Some(signature), redacted: None }
+            }
+            _ => keep(),
+        },
+        "redacted_thinking" => b.data.map_or_else(keep, |data| BlockOut::Thinking {
+            thinking: Cow::Borrowed(""),
+            signature: None,
+            redacted: Some(data),
+        }),
+        "tool_use" => match (b.id, b.name, b.input) {
+            (Some(id), Some(name), Some(input)) => {
+                BlockOut::ToolCall { id, name, arguments: Cow::Borrowed(input.get()) }
+            }
+            _ => keep(),
+        },
+        _ => keep(),
+    }
+}
+
+fn blocks_of<'a>(body: &[u8], content: &'a RawValue) -> Result<Vec<BlockOut<'a>>, Error> {
+    Ok(match raw_blocks(body, content)? {
+        Ok(text) => vec![BlockOut::Text { text }],
+        Err(raws) => {
+            let mut out = Vec::with_capacity(raws.len());
+            for raw in raws {
+                out.push(block_out(raw, parse_in(body, raw)?));
+            }
+            out
+        }
+    })
+}
+
+pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
+    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let system_prompt = parsed.system.map(|raw| joined_text(body, raw)).transpose()?;
+    let mut messages = Vec::with_capacity(parsed.messages.len());
+    let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
+    for raw in parsed.messages {
+        let turn: InTurn<'_> = parse_in(body, raw)?;
+        match turn.role.as_ref() {
+            "assistant" => {
+                let content = blocks_of(body, turn.content)?;
+                for b in &content {
+                    if let BlockOut::ToolCall { id, name, .. } = b {
+                        names.insert(id.clone(), name.clone());
+                    }
+                }
+                messages.push(MessageOut::Assistant { content, provider: TARGET.provider });
+            }
+            "user" => {
+                // a user turn is a sequence of tool results and user messages, split at each result
+                let raws = match raw_blocks(body, turn.content)? {
+                    Ok(text) => {
+                        messages.push(MessageOut::User { content: vec![BlockOut::Text { text }] });
+                        continue;
+                    }
+                    Err(raws) => raws,
+                };
+                let mut pending = Vec::new();
+                for raw in raws {
+                    let b: InBlock<'_> = parse_in(body, raw)?;
+                    match (b.kind.as_ref(), b.tool_use_id) {
+                        ("tool_result", Some(tool_call_id)) => {
+                            if !pending.is_empty() {
+                                messages.push(MessageOut::User { content: std::mem::take(&mut pending) });
+                            }
+                            let content = b.content.map(|c| blocks_of(body, c)).transpose()?.unwrap_or_default();
+                            let is_error = b.is_error.unwrap_or(false);
+                            messages.push(MessageOut::ToolResult {
+                                tool_name: names.get(&tool_call_id).cloned(),
+                                tool_call_id,
+                                content,
+                                is_error,
+                                status: is_error.then_some("error"),
+                            });
+                        }
+                        (_, tool_use_id) => pending.push(block_out(raw, InBlock { tool_use_id, ..b })),
+                    }
+                }
+                if !pending.is_empty() {
+                    messages.push(MessageOut::User { content: pending });
+                }
+            }
+            other => {
+                let at = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len());
+                let detail = format!("a message with role {other:?} (known: user, assistant)");
+                return Err(Error::schema(detail, Some(at)));
+            }
+        }
+    }
+    Ok(SessionOut { system_prompt, messages })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Converted, Replay, from_request_json, to_request_json};
+    use super::*;
+    use crate::dialect::DialectName;
+
+    fn convert(messages: &str, options: &Options<'_>) -> Result<Converted, Error> {
+        to_request_json(messages.as_bytes(), DialectName::Anthropic, options)
+    }
+
+    fn body(converted: &Converted) -> String {
+        String::from_utf8(converted.body.clone()).expect("utf-8")
+    }
+
+    #[test]
+    fn results_merge_into_one_user_turn_and_roles_alternate() {
+        let doc = r#"[
+            {"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"a"}]},
+            {"type":"user","id":"u1","timestamp":"t","content":[{"type":"text","text":"b"}]},
+            {"type":"assistant","id":"a","timestamp":"t","provider":"anthropic","content":[
+                {"type":"text","text":"let me look"},
+                {"type":"thinking","thinking":"hm","signature":"SIG"},
+                {"type":"tool_call","id":"t1","name":"f","arguments":"{\"q\": [1, 2]}"},
+                {"type":"tool_call","id":"t2","name":"g"}]},
+            {"type":"tool_result","id":"r1","timestamp":"t","tool_call_id":"t1","content":[{"type":"text","text":"one"}]},
+            {"type":"tool_result","id":"r2","timestamp":"t","tool_call_id":"t2","is_error":true,"status":"error"},
+            {"type":"user","id":"u2","timestamp":"t","content":[{"type":"text","text":"thanks"}]}
+        ]"#;
+        let converted = convert(doc, &Options { system_prompt: Some("sys".into()), ..Options::default() }).expect("ok");
+        assert_eq!(
+            body(&converted),
+            concat!(
+                r#"{"system":"sys","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"#,
+                r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"SIG"},"#,
+                r#"{"type":"text","text":"let me look"},{"type":"tool_use","id":"t1","name":"f","input":{"q": [1, 2]}},"#,
+                r#"{"type":"tool_use","id":"t2","name":"g","input":{}}]},"#,
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"one"},"#,
+                r#"{"type":"tool_result","tool_use_id":"t2","is_error":true},{"type":"text","text":"thanks"}]}]}"#
+            )
+        );
+        assert!(converted.report.is_empty(), "{:?}", converted.report);
+    }
+
+    #[test]
+    fn malformed_arguments_are_wrapped_or_refused() {
+        let doc = r#"[{"type":"assistant","id":"a","timestamp":"t","content":[
+            {"type":"tool_call","id":"t1","name":"f","arguments":"{\"q\": ","malformed":true},
+            {"type":"tool_call","id":"t2","name":"f","arguments":"[1]"}]}]"#;
+        let converted = convert(doc, &Options::default()).expect("wraps");
+        assert_eq!(
+            body(&converted),
+            concat!(
+                r#"{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{"_raw":"{\"q\": "}},"#,
+                r#"{"type":"tool_use","id":"t2","name":"f","input":{"_raw":"[1]"}}]}]}"#
+            )
+        );
+        let kinds: Vec<(Option<usize>, &str, Action)> =
+            converted.report.iter().map(|l| (l.block, l.kind, l.action)).collect();
+        assert_eq!(kinds, [(Some(0), "arguments", Action::Fallback), (Some(1), "arguments", Action::Fallback)]);
+        let policy = Policy { malformed_arguments: Malformed::Error, ..Policy::default() };
+        let err = convert(doc, &Options { policy, ..Options::default() }).map(|_| ()).expect_err("refuses");
+        assert!(err.to_string().contains("\"t1\""), "{err}");
+    }
+
+    #[test]
+    fn foreign_and_unsigned_thinking_follow_the_policy() {
+        let doc = r#"[{"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"q"}]},
+            {"type":"assistant","id":"a","timestamp":"t","provider":"gemini","content":[
+                {"type":"thinking","thinking":"plan","signature":"gemini-sig"},{"type":"thinking","redacted":"opaque"},
+                {"type":"text","text":"answer"}]},
+            {"type":"assistant","id":"b","timestamp":"t","provider":"anthropic","content":[{"type":"thinking","thinking":"cut"}]}]"#;
+        let default = convert(doc, &Options::default()).expect("ok");
+        assert_eq!(
+            body(&default),
+            r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"answer"}]}"#
+        );
+        let kinds: Vec<(usize, &str, Action)> = default.report.iter().map(|l| (l.message, l.kind, l.action)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (1, "thinking", Action::Drop),
+                (1, "redacted_thinking", Action::Drop),
+                (2, "thinking", Action::Drop),
+                (2, "message", Action::Drop)
+            ]
+        );
+        let policy = Policy { thinking: Replay::ToText, redacted_thinking: Replay::Keep, ..Policy::default() };
+        let kept = convert(doc, &Options { policy, ..Options::default() }).expect("ok");
+        assert_eq!(
+            body(&kept),
+            concat!(
+                r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"redacted_thinking","data":"opaque"},"#,
+                r#"{"type":"text","text":"<thinking>\nplan\n</thinking>"},{"type":"text","text":"answer"},"#,
+                r#"{"type":"text","text":"<thinking>\ncut\n</thinking>"}]}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn reads_back_turns_split_at_tool_results() {
+        let body = br#"{"model":"claude","max_tokens":10,"system":[{"type":"text","text":"s1"},{"type":"text","text":"s2"}],
+            "messages":[{"role":"user","content":"hi"},
+            {"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"S"},{"type":"redacted_thinking","data":"R"},
+              {"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x","is_error":true},
+              {"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}"#;
+        let session =
+            String::from_utf8(from_request_json(body, DialectName::Anthropic).expect("reads")).expect("utf-8");
+        assert_eq!(
+            session,
+            concat!(
+                r#"{"system_prompt":"s1\n\ns2","messages":[{"type":"user","content":[{"type":"text","text":"hi"}]},"#,
+                r#"{"type":"assistant","content":[{"type":"thinking","thinking":"t","signature":"S"},{"type":"thinking","redacted":"R"},"#,
+                r#"{"type":"tool_call","id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"provider":"anthropic"},"#,
+                r#"{"type":"tool_result","tool_call_id":"toolu_1","tool_name":"f","content":[{"type":"text","text":"x"}],"is_error":true,"status":"error"},"#,
+                r#"{"type":"user","content":[{"type":"provider_part","dialect":"anthropic","part":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}}]}]}"#
+            )
+        );
+    }
+}

@@ -1,0 +1,732 @@
+//! Request bodies: a canonical session written as one provider's request fields, and back.
+//!
+//! [`to_request_json`] reads canonical JSON (a session envelope, or a bare array of messages)
+//! and writes the fields of a provider's request body that carry the conversation: for OpenAI
+//! Chat `{"messages", "tools"?}`, for Anthropic `{"system"?, "messages", "tools"?}`. Each
+//! dialect file owns its provider's rules; this module holds what they share:
+//!
+//! - the plan ([`plan`]): which messages are sent and in what order. `system_control` messages
+//!   are never sent (by design, not reported); unknown messages are dropped (reported); a tool
+//!   result is moved right after the assistant message that made the call, and a result whose
+//!   call no earlier assistant message made is dropped (reported): no provider accepts it.
+//! - the lowering ([`lower`]): each canonical block becomes a [`Part`] the dialect can write, or
+//!   text, or nothing, following the replay [`Policy`] and the dialect's [`Target`] abilities.
+//!   Every lossy step is recorded as a [`Loss`].
+//! - the marked text of what no provider has a part for (file references, MCP resources, an
+//!   image known only by its recognized text, thinking replayed as text).
+//!
+//! [`from_request_json`] is the inverse: a request body becomes a canonical session. A request
+//! carries no message ids or times, so the session written leaves out `id` and `timestamp`
+//! (of the messages and of the envelope): the Python types fill them with fresh values.
+//! A provider part msgwire has no block for is kept whole as an unknown block
+//! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
+
+mod anthropic;
+mod openai_chat;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::canonical::{self, Block, ImageBlock, ImageSource, Message, ToolResultMessage};
+use crate::dialect::DialectName;
+use crate::error::Error;
+
+/// What to do with a block the target cannot carry as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replay {
+    /// Send it as the target's own part where it has one (else as text, when there is text).
+    #[default]
+    Keep,
+    /// Send its text, marked with where it came from.
+    ToText,
+    /// Leave it out.
+    Drop,
+}
+
+/// What a lossy step did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The block or message was left out.
+    Drop,
+    /// The block was sent as marked text.
+    ToText,
+    /// A field the target has no place for was left out (a signature, `is_error`).
+    Strip,
+    /// A value the target cannot read was replaced (malformed tool arguments).
+    Fallback,
+}
+
+/// What to do with tool-call arguments that are not a JSON object, for a target that needs one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Malformed {
+    /// Send `{"_raw": "<the text>"}` and report it.
+    #[default]
+    Wrap,
+    /// Refuse the conversion with an error naming the call.
+    Error,
+}
+
+/// The replay policy: per block kind, what happens when the target cannot carry a block as is.
+///
+/// Blocks the target carries natively are always sent unchanged (that is what makes a
+/// provider -> canonical -> same provider round trip lossless). "Foreign" thinking is thinking
+/// an assistant message made with another provider (its `provider` set and not the target's),
+/// or thinking without a signature, or any thinking for a target whose requests have none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Policy {
+    /// Foreign thinking: `drop` (default), `to_text` (`<thinking>` text, signature stripped),
+    /// or `keep` (sent as the target's thinking block with its signature, if it has one).
+    pub thinking: Replay,
+    /// Foreign redacted thinking (opaque data): `drop` (default) or `keep`; never text.
+    pub redacted_thinking: Replay,
+    /// Images: `keep` (default: the target's image part, or the recognized text when that is
+    /// all the target can take), `to_text` (only the recognized text), `drop`.
+    pub images: Replay,
+    /// File references: `to_text` (default; `keep` is the same) or `drop`.
+    pub file_reference: Replay,
+    /// MCP resources: `to_text` (default; `keep` is the same) or `drop`.
+    pub mcp_resource: Replay,
+    /// Unknown blocks and other dialects' provider parts: `drop` (default), `keep` (raw JSON
+    /// as a part) or `to_text` (raw JSON as text).
+    pub unknown: Replay,
+    /// Tool-call arguments that are not a JSON object where the target needs one.
+    pub malformed_arguments: Malformed,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            thinking: Replay::Drop,
+            redacted_thinking: Replay::Drop,
+            images: Replay::Keep,
+            file_reference: Replay::ToText,
+            mcp_resource: Replay::ToText,
+            unknown: Replay::Drop,
+            malformed_arguments: Malformed::Wrap,
+        }
+    }
+}
+
+/// Which role the system prompt is sent as (OpenAI Chat only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemRole {
+    #[default]
+    System,
+    Developer,
+}
+
+/// A tool the model may call: its declaration, converted to each dialect's form.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Tool<'a> {
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub description: Option<Cow<'a, str>>,
+    /// JSON Schema of the arguments, written as it was given.
+    #[serde(borrow)]
+    pub parameters: &'a RawValue,
+}
+
+/// Options of [`to_request_json`], readable from JSON (what the Python binding passes).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Options<'a> {
+    /// Overrides the session's system prompt (and is the system prompt of a bare message list).
+    #[serde(borrow, default)]
+    pub system_prompt: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub system_role: SystemRole,
+    #[serde(borrow, default)]
+    pub tools: Vec<Tool<'a>>,
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+impl<'a> Options<'a> {
+    /// Options from their JSON object (`{"system_prompt", "system_role", "tools", "policy"}`).
+    pub fn from_json(input: &'a [u8]) -> Result<Self, Error> {
+        serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))
+    }
+}
+
+/// One lossy step of a conversion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Loss {
+    /// Index of the message in the input.
+    pub message: usize,
+    /// Index of the block in that message's content, when the loss is a block's.
+    pub block: Option<usize>,
+    /// What was lost: a block kind (`thinking`, `redacted_thinking`, `image`, `file_reference`,
+    /// `mcp_resource`, `tool_call`, `unknown_block`), `arguments`, `is_error`, or a message
+    /// (`unknown_message`, `tool_result`, `message`).
+    pub kind: &'static str,
+    pub action: Action,
+    pub reason: Cow<'static, str>,
+}
+
+/// A converted request: the body's JSON and the lossy steps taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Converted {
+    pub body: Vec<u8>,
+    pub report: Vec<Loss>,
+}
+
+/// Write the request fields of `input` (a canonical session, or a JSON array of canonical
+/// messages) for `dialect`.
+pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>) -> Result<Converted, Error> {
+    let first = input.iter().copied().find(|b| !b.is_ascii_whitespace());
+    let (messages, session_prompt) = if first == Some(b'[') {
+        let messages: Vec<Message> = serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))?;
+        (messages, None)
+    } else {
+        let session = canonical::read_session(input)?;
+        (session.messages, session.system_prompt)
+    };
+    let system = options.system_prompt.as_deref().or(session_prompt.as_deref());
+    let mut report = Vec::new();
+    let body = match dialect {
+        DialectName::OpenAi => openai_chat::write(&messages, system, options, &mut report)?,
+        DialectName::Anthropic => anthropic::write(&messages, system, options, &mut report)?,
+        other => return Err(unsupported(other)),
+    };
+    Ok(Converted { body, report })
+}
+
+/// Read a request body of `dialect` (its `messages`, and `system` where the dialect has it)
+/// into canonical session JSON, without ids and timestamps (see the module documentation).
+pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, Error> {
+    let session = match dialect {
+        DialectName::OpenAi => openai_chat::read(body)?,
+        DialectName::Anthropic => anthropic::read(body)?,
+        other => return Err(unsupported(other)),
+    };
+    serde_json::to_vec(&session).map_err(|e| Error::schema(e.to_string(), None))
+}
+
+/// The report as JSON: an array of `{message, block, kind, action, reason}`.
+pub fn report_json(report: &[Loss]) -> Vec<u8> {
+    serde_json::to_vec(report).unwrap_or_else(|_| b"[]".to_vec())
+}
+
+fn unsupported(dialect: DialectName) -> Error {
+    Error::schema(format!("the {} dialect has no request format yet", dialect.as_str()), None)
+}
+
+// --- the plan: which messages, in which order ---------------------------------------------------
+
+/// A message to send, with its index in the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Item<'a> {
+    User(usize, &'a canonical::UserMessage),
+    Assistant(usize, &'a canonical::AssistantMessage),
+    ToolResult(usize, &'a ToolResultMessage),
+}
+
+/// The messages to send, in order: see the module documentation.
+pub(crate) fn plan<'a>(messages: &'a [Message], report: &mut Vec<Loss>) -> Vec<Item<'a>> {
+    // The assistant message that made each call (the latest one before the result).
+    let mut owner: HashMap<&str, usize> = HashMap::new();
+    // The results answering each assistant message, in input order.
+    let mut answers: Vec<Vec<usize>> = vec![Vec::new(); messages.len()];
+    let mut attached = vec![false; messages.len()];
+    for (i, message) in messages.iter().enumerate() {
+        match message {
+            Message::Assistant(m) => {
+                for block in &m.content {
+                    if let Block::ToolCall(call) = block {
+                        owner.insert(call.id.as_str(), i);
+                    }
+                }
+            }
+            Message::ToolResult(r) => {
+                if let Some(a) = owner.remove(r.tool_call_id.as_str()) {
+                    answers[a].push(i);
+                    attached[i] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut items = Vec::with_capacity(messages.len());
+    for (i, message) in messages.iter().enumerate() {
+        match message {
+            Message::User(m) => items.push(Item::User(i, m)),
+            Message::Assistant(m) => {
+                items.push(Item::Assistant(i, m));
+                for &j in &answers[i] {
+                    if let Message::ToolResult(r) = &messages[j] {
+                        items.push(Item::ToolResult(j, r));
+                    }
+                }
+            }
+            Message::ToolResult(_) if attached[i] => {}
+            Message::ToolResult(_) => report.push(Loss {
+                message: i,
+                block: None,
+                kind: "tool_result",
+                action: Action::Drop,
+                reason: "no earlier assistant message made this tool call".into(),
+            }),
+            Message::SystemControl(_) => {}
+            Message::Unknown(_) => report.push(Loss {
+                message: i,
+                block: None,
+                kind: "unknown_message",
+                action: Action::Drop,
+                reason: "a message of a type this version does not know".into(),
+            }),
+        }
+    }
+    items
+}
+
+// --- the lowering: canonical blocks to parts ------------------------------------------------------
+
+/// Which message a block is part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+/// What a dialect's request can carry (declared in each dialect file).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target {
+    /// The dialect's name (`provider_part` blocks of this dialect are written back).
+    pub dialect: &'static str,
+    /// The `provider` of assistant messages whose thinking is native.
+    pub provider: &'static str,
+    /// Assistant messages carry thinking (with its signature) and redacted thinking.
+    pub thinking: bool,
+    /// Which messages may hold an image part: user, assistant, tool result.
+    pub images: [bool; 3],
+    /// The image media types a base64 image may have (empty: any).
+    pub image_media_types: &'static [&'static str],
+}
+
+/// A block as the dialect writes it.
+#[derive(Debug, Clone)]
+pub(crate) enum Part<'a> {
+    Text(Cow<'a, str>),
+    /// A URL or base64 image (never a path).
+    Image(&'a ImageSource),
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    Redacted(&'a str),
+    ToolCall {
+        block: usize,
+        call: &'a canonical::ToolCallBlock,
+    },
+    /// JSON written as is: a provider part of this dialect (or an unknown block kept by policy).
+    Raw(&'a RawValue),
+}
+
+/// An unknown block that holds a whole provider part (see the module documentation).
+#[derive(Deserialize)]
+struct ProviderPartIn<'a> {
+    #[serde(rename = "type", borrow)]
+    tag: Cow<'a, str>,
+    #[serde(borrow)]
+    dialect: Cow<'a, str>,
+    #[serde(borrow)]
+    part: &'a RawValue,
+}
+
+pub(crate) const PROVIDER_PART: &str = "provider_part";
+
+/// The parts of one message's blocks for `target`; every lossy step goes to `report`.
+pub(crate) fn lower<'a>(
+    message: usize,
+    blocks: &'a [Block],
+    role: Role,
+    provider: Option<&str>,
+    target: &Target,
+    policy: Policy,
+    report: &mut Vec<Loss>,
+) -> Vec<Part<'a>> {
+    let native = provider.is_none_or(|p| p == target.provider);
+    let mut parts = Vec::with_capacity(blocks.len());
+    for (b, block) in blocks.iter().enumerate() {
+        let mut loss = |kind: &'static str, action: Action, reason: Cow<'static, str>| {
+            report.push(Loss { message, block: Some(b), kind, action, reason });
+        };
+        match block {
+            Block::Text(t) => parts.push(Part::Text(Cow::Borrowed(t.text.as_str()))),
+            Block::Thinking(t) => {
+                let sendable = target.thinking && role == Role::Assistant;
+                if let Some(data) = &t.redacted {
+                    if sendable && (native || policy.redacted_thinking == Replay::Keep) {
+                        parts.push(Part::Redacted(data));
+                    } else {
+                        loss("redacted_thinking", Action::Drop, thinking_reason(sendable, role, native, provider));
+                    }
+                    continue;
+                }
+                let keep = native || policy.thinking == Replay::Keep;
+                match (&t.signature, policy.thinking) {
+                    (Some(signature), _) if sendable && keep => {
+                        parts.push(Part::Thinking { thinking: &t.thinking, signature });
+                    }
+                    (_, Replay::Drop) => {
+                        loss("thinking", Action::Drop, thinking_reason(sendable, role, native, provider));
+                    }
+                    _ if t.thinking.is_empty() => loss("thinking", Action::Drop, "thinking without text".into()),
+                    _ => {
+                        parts.push(Part::Text(Cow::Owned(marked("thinking", &[], &t.thinking))));
+                        loss("thinking", Action::ToText, thinking_reason(sendable, role, native, provider));
+                    }
+                }
+            }
+            Block::Image(image) => {
+                let allowed = target.images[role as usize];
+                let sendable = match &image.source {
+                    ImageSource::Url { .. } => true,
+                    ImageSource::Base64 { media_type, .. } => {
+                        target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
+                    }
+                    ImageSource::Path { .. } => false,
+                };
+                if policy.images == Replay::Keep && allowed && sendable {
+                    parts.push(Part::Image(&image.source));
+                } else if policy.images == Replay::Drop {
+                    loss("image", Action::Drop, "the policy drops images".into());
+                } else if let Some(text) = image_text(image) {
+                    parts.push(Part::Text(Cow::Owned(text)));
+                    loss("image", Action::ToText, image_reason(policy.images, allowed, sendable).into());
+                } else {
+                    let reason = image_reason(policy.images, allowed, sendable);
+                    loss("image", Action::Drop, format!("{reason}, and it has no recognized text").into());
+                }
+            }
+            Block::FileReference(file) => {
+                if policy.file_reference == Replay::Drop {
+                    loss("file_reference", Action::Drop, "the policy drops file references".into());
+                } else {
+                    parts.push(Part::Text(Cow::Owned(file_text(file))));
+                    loss("file_reference", Action::ToText, "no provider has a file reference part".into());
+                }
+            }
+            Block::McpResource(resource) => {
+                if policy.mcp_resource == Replay::Drop {
+                    loss("mcp_resource", Action::Drop, "the policy drops MCP resources".into());
+                } else {
+                    parts.push(Part::Text(Cow::Owned(mcp_text(resource))));
+                    loss("mcp_resource", Action::ToText, "no provider has an MCP resource part".into());
+                }
+            }
+            Block::ToolCall(call) => {
+                if role == Role::Assistant {
+                    parts.push(Part::ToolCall { block: b, call });
+                } else {
+                    loss("tool_call", Action::Drop, "a tool call outside an assistant message".into());
+                }
+            }
+            Block::Unknown(raw) => {
+                let part =
+                    serde_json::from_str::<ProviderPartIn<'_>>(raw.get()).ok().filter(|p| p.tag == PROVIDER_PART);
+                match (part, policy.unknown) {
+                    (Some(p), _) if p.dialect == target.dialect => parts.push(Part::Raw(p.part)),
+                    (_, Replay::Drop) => loss("unknown_block", Action::Drop, unknown_reason(raw)),
+                    (p, Replay::Keep) => {
+                        parts.push(Part::Raw(p.map_or(&**raw, |p| p.part)));
+                        loss("unknown_block", Action::Fallback, unknown_reason(raw));
+                    }
+                    (p, Replay::ToText) => {
+                        parts.push(Part::Text(Cow::Borrowed(p.map_or(&**raw, |p| p.part).get())));
+                        loss("unknown_block", Action::ToText, unknown_reason(raw));
+                    }
+                }
+            }
+        }
+    }
+    parts
+}
+
+/// The parts of a tool result: its blocks, or its error message when it has no content.
+pub(crate) fn result_parts<'a>(
+    message: usize,
+    result: &'a ToolResultMessage,
+    target: &Target,
+    policy: Policy,
+    report: &mut Vec<Loss>,
+) -> Vec<Part<'a>> {
+    let mut parts = lower(message, &result.content, Role::ToolResult, None, target, policy, report);
+    if let (true, Some(error)) = (parts.is_empty(), &result.error) {
+        parts.push(Part::Text(Cow::Borrowed(&error.message)));
+    }
+    parts
+}
+
+/// Whether a tool result reports a failure (`is_error`, or a status other than success).
+pub(crate) fn is_error(result: &ToolResultMessage) -> bool {
+    result.is_error || result.status != canonical::ToolStatus::Success
+}
+
+fn thinking_reason(sendable: bool, role: Role, native: bool, provider: Option<&str>) -> Cow<'static, str> {
+    match (sendable, native, provider) {
+        _ if role != Role::Assistant => "thinking outside an assistant message".into(),
+        (false, _, _) => "the target's requests carry no thinking".into(),
+        (true, false, Some(p)) => format!("thinking made by another provider ({p})").into(),
+        (true, _, _) => "thinking without a signature".into(),
+    }
+}
+
+fn image_reason(policy: Replay, allowed: bool, sendable: bool) -> &'static str {
+    match (policy, allowed, sendable) {
+        (Replay::ToText, _, _) => "the policy sends images as their recognized text",
+        (_, false, _) => "the target has no image part in this message",
+        _ => "the image source cannot be sent (a local path, or an unsupported media type)",
+    }
+}
+
+fn unknown_reason(raw: &RawValue) -> Cow<'static, str> {
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        tag: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        dialect: Option<Cow<'a, str>>,
+    }
+    match serde_json::from_str::<Tag<'_>>(raw.get()) {
+        Ok(Tag { tag: Some(t), dialect: Some(d) }) if t == PROVIDER_PART => {
+            format!("a part of another dialect ({d})").into()
+        }
+        Ok(Tag { tag: Some(t), .. }) => format!("a block of a type this version does not know ({t})").into(),
+        _ => "a block of a type this version does not know".into(),
+    }
+}
+
+// --- marked text --------------------------------------------------------------------------------
+
+/// `<tag a="v" ...>\nbody\n</tag>`, or `<tag a="v" .../>` without a body. Attribute values are
+/// escaped (`&`, `"`, `<`); the body is written as it is.
+pub(crate) fn marked(tag: &str, attributes: &[(&str, &str)], body: &str) -> String {
+    let mut out = String::with_capacity(tag.len() * 2 + body.len() + 16);
+    out.push('<');
+    out.push_str(tag);
+    for (name, value) in attributes {
+        let _ = write!(out, " {name}=\"");
+        for c in value.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '"' => out.push_str("&quot;"),
+                '<' => out.push_str("&lt;"),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+    if body.is_empty() {
+        out.push_str("/>");
+    } else {
+        let _ = write!(out, ">\n{body}\n</{tag}>");
+    }
+    out
+}
+
+/// A file reference as text: `<file path="src/a.rs" lines="3-9">\n...\n</file>`; unresolved, the
+/// reference alone with its status (and error).
+pub(crate) fn file_text(file: &canonical::FileReferenceBlock) -> String {
+    let lines = match (file.start_line, file.end_line) {
+        (Some(s), Some(e)) => format!("{s}-{e}"),
+        (Some(s), None) => format!("{s}-"),
+        (None, Some(e)) => format!("1-{e}"),
+        (None, None) => String::new(),
+    };
+    let mut attributes = vec![("path", file.path.as_str())];
+    if !lines.is_empty() {
+        attributes.push(("lines", &lines));
+    }
+    if let Some(content) = &file.resolved_content {
+        return marked("file", &attributes, content);
+    }
+    attributes.push(("status", if file.error.is_some() { "error" } else { "unresolved" }));
+    if let Some(error) = &file.error {
+        attributes.push(("error", error));
+    }
+    marked("file", &attributes, "")
+}
+
+/// An MCP resource as text: `<mcp_resource server="s" uri="u" mime_type="m">\n...\n</mcp_resource>`.
+pub(crate) fn mcp_text(resource: &canonical::McpResourceBlock) -> String {
+    let mut attributes = vec![("server", resource.server_name.as_str()), ("uri", resource.resource_uri.as_str())];
+    if let Some(mime) = &resource.mime_type {
+        attributes.push(("mime_type", mime));
+    }
+    marked("mcp_resource", &attributes, resource.content.as_deref().unwrap_or(""))
+}
+
+/// An image as text, when it has some: `<image path="a.png">\nrecognized text\n</image>`.
+pub(crate) fn image_text(image: &ImageBlock) -> Option<String> {
+    let text = image.recognized_text.as_deref().or(image.vision_analysis.as_deref()).filter(|t| !t.is_empty())?;
+    let attribute = match &image.source {
+        ImageSource::Url { url } => ("url", url.as_str()),
+        ImageSource::Base64 { media_type, .. } => ("media_type", media_type.as_str()),
+        ImageSource::Path { path, .. } => ("path", path.as_str()),
+    };
+    Some(marked("image", &[attribute], text))
+}
+
+// --- reading requests: the canonical session written back -----------------------------------------
+
+/// A canonical session without ids and times (the Python types fill them).
+#[derive(Debug, Serialize)]
+pub(crate) struct SessionOut<'a> {
+    pub system_prompt: Option<Cow<'a, str>>,
+    pub messages: Vec<MessageOut<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum MessageOut<'a> {
+    User {
+        content: Vec<BlockOut<'a>>,
+    },
+    Assistant {
+        content: Vec<BlockOut<'a>>,
+        provider: &'static str,
+    },
+    ToolResult {
+        tool_call_id: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_name: Option<Cow<'a, str>>,
+        content: Vec<BlockOut<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<&'static str>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum BlockOut<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Thinking {
+        #[serde(skip_serializing_if = "str::is_empty")]
+        thinking: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        redacted: Option<Cow<'a, str>>,
+    },
+    Image {
+        source: SourceOut<'a>,
+    },
+    ToolCall {
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        arguments: Cow<'a, str>,
+    },
+    ProviderPart {
+        dialect: &'static str,
+        part: &'a RawValue,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum SourceOut<'a> {
+    Url { url: Cow<'a, str> },
+    Base64 { media_type: Cow<'a, str>, data: Cow<'a, str> },
+}
+
+/// Parse `raw` (a piece of `body`) as `T`, with errors placed in `body`.
+pub(crate) fn parse_in<'a, T: Deserialize<'a>>(body: &[u8], raw: &'a RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        let base = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        let error = Error::from_serde(&e, raw.get().as_bytes());
+        if base <= body.len() { error.shifted(base as u64) } else { error }
+    })
+}
+
+/// Text that is either a JSON string or an array of `{"type": "text", "text"}` parts, joined by a
+/// blank line (a system prompt).
+pub(crate) fn joined_text<'a>(body: &[u8], raw: &'a RawValue) -> Result<Cow<'a, str>, Error> {
+    #[derive(Deserialize)]
+    struct TextPart<'a> {
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    }
+    if raw.get().starts_with('"') {
+        return parse_in(body, raw);
+    }
+    let parts: Vec<TextPart<'a>> = parse_in(body, raw)?;
+    if let [one] = parts.as_slice() {
+        return Ok(one.text.clone());
+    }
+    Ok(Cow::Owned(parts.iter().map(|p| p.text.as_ref()).collect::<Vec<_>>().join("\n\n")))
+}
+
+/// Serialize a request body.
+pub(crate) fn to_vec<T: Serialize>(body: &T) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(body).map_err(|e| Error::schema(e.to_string(), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marked_text_escapes_attributes_only() {
+        assert_eq!(
+            marked("file", &[("path", "a\"<&.rs")], "x < y"),
+            "<file path=\"a&quot;&lt;&amp;.rs\">\nx < y\n</file>"
+        );
+        assert_eq!(marked("file", &[("path", "a")], ""), "<file path=\"a\"/>");
+    }
+
+    #[test]
+    fn policy_reads_with_defaults() {
+        let options = Options::from_json(br#"{"policy":{"thinking":"to_text"},"system_role":"developer"}"#);
+        let options = options.expect("reads");
+        assert_eq!(options.policy.thinking, Replay::ToText);
+        assert_eq!(options.policy.redacted_thinking, Replay::Drop);
+        assert_eq!(options.policy.file_reference, Replay::ToText);
+        assert_eq!(options.system_role, SystemRole::Developer);
+        assert!(Options::from_json(br#"{"policy":{"thinking":"maybe"}}"#).is_err());
+    }
+
+    #[test]
+    fn results_move_after_their_call_and_orphans_are_dropped() {
+        let doc = br#"[
+            {"type":"tool_result","id":"r0","timestamp":"t","tool_call_id":"nope"},
+            {"type":"assistant","id":"a","timestamp":"t","content":[{"type":"tool_call","id":"c1","name":"f"}]},
+            {"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"wait"}]},
+            {"type":"system_control","id":"s","timestamp":"t","control":"x"},
+            {"type":"tool_result","id":"r1","timestamp":"t","tool_call_id":"c1"},
+            {"type":"tool_result","id":"r2","timestamp":"t","tool_call_id":"c1"},
+            {"type":"hologram"}
+        ]"#;
+        let messages: Vec<Message> = serde_json::from_slice(doc).expect("reads");
+        let mut report = Vec::new();
+        let order: Vec<usize> = plan(&messages, &mut report)
+            .iter()
+            .map(|item| match item {
+                Item::User(i, _) | Item::Assistant(i, _) | Item::ToolResult(i, _) => *i,
+            })
+            .collect();
+        assert_eq!(order, [1, 4, 2]);
+        let dropped: Vec<(usize, &str)> = report.iter().map(|l| (l.message, l.kind)).collect();
+        assert_eq!(dropped, [(0, "tool_result"), (5, "tool_result"), (6, "unknown_message")]);
+    }
+
+    #[test]
+    fn other_dialects_are_refused() {
+        let err = to_request_json(b"[]", DialectName::Gemini, &Options::default()).expect_err("gemini");
+        assert!(err.to_string().contains("gemini"), "{err}");
+    }
+}

@@ -27,9 +27,51 @@ build: venv ## Build the Rust extension (release profile) into .venv
 	$(BIN)/maturin develop --release --quiet
 
 .PHONY: test
-test: build ## Run every test: cargo test, then pytest (benches run once each, untimed)
+test: build ## Run every test: cargo test, a short fuzz run, then pytest (benches run once each, untimed)
 	cargo test --workspace --quiet
+	$(MAKE) --no-print-directory fuzz-smoke
 	$(BIN)/python -m pytest --quiet tests benches --benchmark-disable
+
+# Fuzzing (fuzz/README.md). cargo-fuzz passes nightly-only flags (-Zsanitizer, sancov passes);
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain take them. Seeds come from the fixtures each run.
+CARGO_FUZZ_VERSION := 0.13.2
+CARGO_FUZZ := RUSTC_BOOTSTRAP=1 cargo fuzz
+FUZZ_SANITIZER ?= none
+FUZZ_BUILD = --release --debug-assertions --sanitizer=$(FUZZ_SANITIZER) --target-dir=fuzz/target
+FUZZ_BIN = fuzz/target/$(shell rustc -vV | sed -n 's/^host: //p')/release
+FUZZ_TARGETS ?= sse ndjson partial_json openai openai_responses anthropic gemini ollama canonical
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_JOBS ?= $(shell nproc)
+# -timeout: an input that takes seconds is a bug (every body is linear). The dictionary of target $$t:
+FUZZ_DICT = fuzz/dict/$$(case $$t in sse) echo sse;; ndjson|partial_json|canonical) echo json;; *) echo stream;; esac).dict
+FUZZ_FLAGS = -max_len=8192 -timeout=10 -print_final_stats=1 -dict=$(FUZZ_DICT)
+
+.PHONY: fuzz-tools
+fuzz-tools:
+	@cargo fuzz --version 2>/dev/null | grep -qx 'cargo-fuzz $(CARGO_FUZZ_VERSION)' || cargo install --quiet --locked cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+.PHONY: fuzz
+fuzz: fuzz-tools ## Fuzz each of FUZZ_TARGETS for FUZZ_SECONDS (300) on FUZZ_JOBS processes; corpus in fuzz/corpus
+	bash fuzz/seed.sh fuzz/corpus
+	$(CARGO_FUZZ) build $(FUZZ_BUILD)
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/regressions/$$t; \
+		$(CARGO_FUZZ) run $(FUZZ_BUILD) $$t fuzz/corpus/$$t fuzz/regressions/$$t -- \
+			$(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(if $(filter-out 1,$(FUZZ_JOBS)),-fork=$(FUZZ_JOBS)) || exit 1; \
+	done
+
+.PHONY: fuzz-smoke
+fuzz-smoke: fuzz-tools ## Each fuzz target for FUZZ_SMOKE_SECONDS (5) from the seeds, replaying fuzz/regressions
+	rm -rf fuzz/target/smoke && bash fuzz/seed.sh fuzz/target/smoke/seeds
+	$(CARGO_FUZZ) build $(FUZZ_BUILD)
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/target/smoke/corpus/$$t fuzz/regressions/$$t fuzz/artifacts/$$t; \
+		$(FUZZ_BIN)/$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SMOKE_SECONDS) -seed=1 -artifact_prefix=fuzz/artifacts/$$t/ \
+			fuzz/target/smoke/corpus/$$t fuzz/target/smoke/seeds/$$t fuzz/regressions/$$t >fuzz/target/smoke/$$t.log 2>&1 \
+			|| { tail -n 40 fuzz/target/smoke/$$t.log; exit 1; }; \
+		printf '  %-17s %s\n' $$t "$$(grep -h -m1 '^Done' fuzz/target/smoke/$$t.log)"; \
+	done
 
 .PHONY: demo
 demo: build ## The main job: show what msgwire does on the bundled examples
@@ -67,4 +109,5 @@ lock: ## Re-pin requirements/dev.txt from the newest versions of the direct depe
 .PHONY: clean
 clean: ## Remove build products and the virtualenv
 	cargo clean
+	rm -rf fuzz/target fuzz/corpus fuzz/artifacts
 	rm -rf $(VENV) .pytest_cache .benchmarks

@@ -310,7 +310,11 @@ impl Builder {
     /// the message parses it.
     fn check_depth(&self, raw: &RawValue) -> Result<(), Error> {
         let mut depth = Depth::default();
-        depth.feed(raw.get().as_bytes(), self.limits.max_depth).map_err(|kind| too_deep(kind, self.offset))
+        depth.feed(raw.get().as_bytes(), self.limits.max_depth).map_err(|kind| too_deep(kind, self.offset))?;
+        // Nor hold a lone surrogate escape (`"\ud800"`): serde_json keeps one in a raw value, and
+        // the message would be JSON that msgspec (and serde_json) refuse to read.
+        crate::partial::validate(raw.get(), usize::MAX)
+            .map_err(|e| Error { offset: usize::try_from(self.offset).ok(), ..e })
     }
 
     // --- tool calls -------------------------------------------------------------------------
@@ -394,8 +398,11 @@ impl Builder {
 
     /// Fill the id of a call that began without one.
     pub fn tool_set_id(&mut self, index: usize, id: &str) {
-        if let Some((block, _)) = self.tool_mut(index) {
-            if block.id.is_empty() {
+        if let Some((block, state)) = self.tool_mut(index) {
+            if block.id.is_empty() && !id.is_empty() {
+                if state.ended {
+                    return self.after_end(index, "its id");
+                }
                 id.clone_into(&mut block.id);
             }
         }
@@ -408,6 +415,9 @@ impl Builder {
         }
         let Some((block, state)) = self.tool_mut(index) else { return };
         if block.name.is_empty() {
+            if state.ended {
+                return self.after_end(index, "its name");
+            }
             name.clone_into(&mut block.name);
             let late = !block.arguments.is_empty() && !state.begun;
             if late {
@@ -424,6 +434,10 @@ impl Builder {
     /// Append an argument fragment, within `max_tool_args_size` and `max_depth`.
     pub fn tool_args(&mut self, index: usize, fragment: &str) -> Result<(), Error> {
         if fragment.is_empty() {
+            return Ok(());
+        }
+        if self.tool(index).is_some_and(|(_, state)| state.ended) {
+            self.after_end(index, "arguments");
             return Ok(());
         }
         let Limits { max_tool_args_size: limit, max_depth, .. } = self.limits;
@@ -453,8 +467,12 @@ impl Builder {
     /// Replace the arguments with the complete text (Responses `.done`, whole-call dialects);
     /// a disagreement with what streamed is a diagnostic, and the complete text wins.
     pub fn tool_set_args(&mut self, index: usize, arguments: &str) -> Result<(), Error> {
-        let Some((block, _)) = self.tool(index) else { return Ok(()) };
+        let Some((block, state)) = self.tool(index) else { return Ok(()) };
         if block.arguments == arguments {
+            return Ok(());
+        }
+        if state.ended {
+            self.after_end(index, "arguments");
             return Ok(());
         }
         if block.arguments.is_empty() {
@@ -478,6 +496,12 @@ impl Builder {
             }
         }
         Ok(())
+    }
+
+    /// What a call gets after it ended (an id, a name, arguments) is dropped: its `ToolCallEnd`
+    /// carried the call as final (a consumer may have run it), `malformed` included.
+    fn after_end(&mut self, index: usize, what: &str) {
+        self.diagnostic("tool_call_after_end", format!("tool call {index} got {what} after it ended; dropped"));
     }
 
     /// Close a tool call: its arguments are checked (invalid JSON marks the block `malformed`
@@ -673,6 +697,56 @@ mod tests {
         let mut b = builder(200, true);
         let call = b.begin_tool("c", "f");
         assert!(b.tool_args(call, &"[".repeat(100_000)).is_err());
+    }
+
+    /// Found by `fuzz/fuzz_targets/openai.rs`: deltas after `finish_reason` changed calls whose
+    /// `ToolCallEnd` was out (arguments appended, a missing id or name filled in), so the
+    /// message and the events disagreed, and `malformed` described other arguments.
+    #[test]
+    fn a_call_does_not_change_after_its_end() {
+        for partial_args in [false, true] {
+            let mut b = builder(200, partial_args);
+            let call = b.begin_tool("c", "f");
+            assert_eq!(b.tool_args(call, "{}"), Ok(()));
+            let nameless = b.begin_tool("", "");
+            b.finish(StopReason::ToolUse, Some("tool_calls"));
+            let events = String::from_utf8(b.take_events()).expect("UTF-8");
+            assert!(events.contains(r#""type":"tool_call_end","index":0,"block":{"id":"c","name":"f"}"#), "{events}");
+            assert_eq!(b.tool_args(call, r#""x""#), Ok(()));
+            assert_eq!(b.tool_set_args(call, "[1]"), Ok(()));
+            assert_eq!(b.tool_set_args(call, "{}"), Ok(()), "the same arguments again: nothing to say");
+            b.tool_set_id(nameless, "late");
+            b.tool_name(nameless, "g");
+            assert_eq!(b.take_events(), b"[]");
+            let calls: Vec<_> = b
+                .message()
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    Block::ToolCall(call) => Some((call.id.as_str(), call.name.as_str(), call.arguments.as_str())),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(calls, [("c", "f", "{}"), ("", "", "")]);
+            let codes: Vec<_> = b.diagnostics().iter().map(|d| d.code).collect();
+            let after_end = ["tool_call_after_end"; 4];
+            assert_eq!(codes, [&["tool_call_without_name"][..], &after_end].concat());
+        }
+    }
+
+    /// Found by `fuzz/fuzz_targets/openai_responses.rs`: an unknown item holding `"\ud800"` was
+    /// kept, and the message written with it was not JSON that Python could read.
+    #[test]
+    fn raw_blocks_with_a_lone_surrogate_are_refused() {
+        let raw = |json: &str| RawValue::from_string(json.to_owned()).expect("serde_json takes it");
+        let mut b = builder(200, false);
+        b.set_offset(70);
+        let index = b.unknown_block(raw(r#"{"type": "x", "a": "\ud83d\ude00"}"#)).expect("a pair is a character");
+        let lone =
+            Err(Error { kind: ErrorKind::JsonSyntax(crate::error::JsonSyntax::LoneSurrogate), offset: Some(70) });
+        assert_eq!(b.unknown_block(raw(r#"{"type": "x", "a": "\ud800"}"#)), lone);
+        assert_eq!(b.set_unknown_block(index, raw(r#"{"type": "x", "a": ["\udc00"]}"#)), lone.map(|_| ()));
+        assert_eq!(b.message().content.len(), 1, "the refused block was not added");
     }
 
     #[test]

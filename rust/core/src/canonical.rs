@@ -424,13 +424,22 @@ impl<'de> Deserialize<'de> for Block {
 
 /// Read a canonical session envelope.
 pub fn read_session(input: &[u8]) -> Result<Session, Error> {
-    serde_json::from_slice(input).map_err(|e| {
+    let session = serde_json::from_slice(input).map_err(|e| {
         let mut error = Error::from_serde(&e, input);
         if e.is_eof() {
             error.offset = Some(input.len()); // where more input was expected (serde_json: the last byte)
         }
         error
-    })
+    })?;
+    // serde_json does not check all it skips or keeps raw: invalid UTF-8 in an unknown field, a
+    // lone surrogate escape (`"\ud800"`) there or in `metadata`, `params`, an unknown message or
+    // block. The Python side refuses both, and `write` would copy the surrogate out: refuse them
+    // too, at their offset (only when the input may hold one, so valid input pays a scan).
+    let surrogate = memchr::memmem::find_iter(input, b"\\u").any(|at| matches!(input.get(at + 2), Some(b'd' | b'D')));
+    if surrogate || std::str::from_utf8(input).is_err() {
+        crate::partial::validate_bytes(input, usize::MAX)?;
+    }
+    Ok(session)
 }
 
 /// The envelope's `version`, refused while parsing when it is not ours (so the error has its offset).
@@ -515,6 +524,33 @@ mod tests {
         for refused in ["1e400", "\"1\"", "null", "[]"] {
             assert!(serde_json::from_str::<Float>(refused).is_err(), "{refused}");
         }
+    }
+
+    #[test]
+    fn refuses_what_serde_json_skips_unchecked() {
+        // Found by `fuzz/fuzz_targets/canonical.rs`: read, and for a surrogate written back, though
+        // the Python side refuses the document.
+        use crate::error::{ErrorKind, JsonSyntax};
+        let head = r#"{"version":1,"id":"s","system_prompt":null,"created_at":"t","updated_at":"t","#;
+        let cases: [(&[u8], usize, JsonSyntax); 5] = [
+            (b"\"zz\":\"b\x8e\",\"metadata\":{},\"messages\":[]}", 84, JsonSyntax::InvalidUtf8),
+            (br#""zz":"\ud800","metadata":{},"messages":[]}"#, 83, JsonSyntax::LoneSurrogate),
+            (br#""metadata":{"a":"x\uDC00"},"messages":[]}"#, 95, JsonSyntax::LoneSurrogate),
+            (br#""metadata":{},"messages":[{"type":"zz","a":"\ud800"}]}"#, 121, JsonSyntax::LoneSurrogate),
+            (
+                br#""metadata":{},"messages":[{"type":"system_control","id":"m","timestamp":"t","control":"c","params":{"a":"\ud800"}}]}"#,
+                182,
+                JsonSyntax::LoneSurrogate,
+            ),
+        ];
+        for (tail, offset, syntax) in cases {
+            let doc = [head.as_bytes(), tail].concat();
+            let err = read_session(&doc).expect_err(&String::from_utf8_lossy(&doc));
+            assert_eq!(err, Error { kind: ErrorKind::JsonSyntax(syntax), offset: Some(offset) });
+        }
+        // A surrogate pair is a character, and `\\ud800` no escape at all.
+        let doc = [head, r#""metadata":{"a":"\ud83d\ude00 \\ud800"},"messages":[]}"#].concat();
+        assert_eq!(roundtrip(&doc), doc);
     }
 
     #[test]

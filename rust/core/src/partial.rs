@@ -284,7 +284,15 @@ impl<const RECORD: bool> Parser<RECORD> {
         }
         // Read up to the size limit, so an earlier syntax error is still reported first.
         let room = self.limits.max_size.saturating_sub(self.pos);
-        let (head, over) = bytes.split_at(room.min(bytes.len()));
+        let mut end = room.min(bytes.len());
+        if trusted_utf8 {
+            // Trusted bytes are not checked character by character: cut between two, or the
+            // snapshot would end inside one (the limit error is then at the start of the cut one).
+            while end > 0 && bytes.get(end).is_some_and(|&b| b & 0xC0 == 0x80) {
+                end -= 1;
+            }
+        }
+        let (head, over) = bytes.split_at(end);
         let mut result = self.run(head, trusted_utf8);
         if result.is_ok() && !over.is_empty() {
             let kind = ErrorKind::Limit {
@@ -926,6 +934,34 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Found by `fuzz/fuzz_targets/partial_json.rs`: `max_size` fell inside `é` of a `&str`, and
+    /// its first byte went into the snapshot, which was then not UTF-8.
+    #[test]
+    fn max_size_cuts_a_str_between_characters() {
+        let mut p = PartialJson::new(JsonLimits {
+            max_depth: 16,
+            max_size: 4,
+        });
+        let over = Err(Error {
+            kind: ErrorKind::Limit {
+                name: "max_size",
+                limit: 4,
+            },
+            offset: Some(3),
+        });
+        assert_eq!(p.feed("\"abé\""), over);
+        let mut out = Vec::new();
+        assert!(p.snapshot_json(&mut out));
+        assert_eq!(out, b"\"ab\"");
+        // Raw bytes are checked as they come: the cut may fall anywhere, the snapshot is whole.
+        let mut p = PartialJson::new(JsonLimits {
+            max_depth: 16,
+            max_size: 4,
+        });
+        assert!(p.feed_bytes("\"abé\"".as_bytes()).is_err());
+        assert_eq!(snapshot(&p).as_deref(), Some("\"ab\""));
     }
 
     /// A tiny deterministic generator (xorshift64), so the test needs no crate.

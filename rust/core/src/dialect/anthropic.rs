@@ -6,6 +6,7 @@
 //! filled in, so a later request can send them back.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -32,7 +33,9 @@ enum Slot {
 
 #[derive(Debug, Default)]
 pub struct Anthropic {
-    slots: Vec<Option<Slot>>,
+    /// By the provider's block index: a map, since the stream chooses the index (a dense
+    /// vector would allocate up to it: `"index": 7777777770` asked for 435 GB).
+    slots: BTreeMap<usize, Slot>,
     /// Usage parts as Anthropic counts them (input excludes cache reads and writes).
     input: u64,
     cache_read: u64,
@@ -177,7 +180,7 @@ impl Dialect for Anthropic {
 
 impl Anthropic {
     fn slot(&mut self, index: usize) -> Option<&mut Slot> {
-        self.slots.get_mut(index).and_then(Option::as_mut)
+        self.slots.get_mut(&index)
     }
 
     fn block_start(&mut self, index: usize, raw: &RawValue, builder: &mut Builder) -> Result<(), Error> {
@@ -209,13 +212,9 @@ impl Anthropic {
                 Slot::Raw { block, json, input: String::new() }
             }
         };
-        if self.slots.len() <= index {
-            self.slots.resize_with(index + 1, || None);
-        }
-        if self.slots[index].is_some() {
+        if self.slots.insert(index, slot).is_some() {
             builder.diagnostic("repeated_block_index", format!("content block index {index} started twice"));
         }
-        self.slots[index] = Some(slot);
         Ok(())
     }
 
@@ -257,7 +256,7 @@ impl Anthropic {
     }
 
     fn block_stop(&mut self, index: usize, builder: &mut Builder) -> Result<(), Error> {
-        let Some(slot) = self.slots.get_mut(index).and_then(|s| s.replace(Slot::Closed)) else {
+        let Some(slot) = self.slots.get_mut(&index).map(|s| std::mem::replace(s, Slot::Closed)) else {
             return Ok(());
         };
         match slot {
@@ -321,5 +320,50 @@ fn map_stop_reason(reason: &str) -> StopReason {
         "pause_turn" => StopReason::Pause,
         "refusal" => StopReason::Refusal,
         _ => StopReason::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::assemble::BuilderOptions;
+    use crate::canonical::{Block, TextBlock};
+    use crate::{DialectName, Limits, StreamDecoder};
+
+    /// Found by `fuzz/fuzz_targets/anthropic.rs`: the slots were a vector indexed by the
+    /// stream's block index, so one `"index": 7777777770` allocated 435 GB and aborted (and
+    /// `usize::MAX` overflowed).
+    #[test]
+    fn a_huge_block_index_allocates_nothing() {
+        for index in [7_777_777_770, usize::MAX] {
+            let event = |kind: &str, rest: &str| format!("event: {kind}\ndata: {{\"type\":\"{kind}\"{rest}}}\n\n");
+            let stream = [
+                event("message_start", r#","message":{"id":"m","model":"claude"}"#),
+                event(
+                    "content_block_start",
+                    &format!(r#","index":{index},"content_block":{{"type":"text","text":""}}"#),
+                ),
+                event(
+                    "content_block_delta",
+                    &format!(r#","index":{index},"delta":{{"type":"text_delta","text":"hi"}}"#),
+                ),
+                event("content_block_stop", &format!(r#","index":{index}"#)),
+                event("message_delta", r#","delta":{"stop_reason":"end_turn"}"#),
+                event("message_stop", ""),
+            ]
+            .concat();
+            let options = BuilderOptions {
+                id: "id".to_owned(),
+                timestamp: "t".to_owned(),
+                provider: "anthropic".to_owned(),
+                record_events: true,
+                partial_args: true,
+                limits: Limits::default(),
+            };
+            let mut decoder = StreamDecoder::new(DialectName::Anthropic, options);
+            assert_eq!(decoder.feed(stream.as_bytes()), Ok(()));
+            assert_eq!(decoder.finish(), Ok(()));
+            let content = &decoder.builder().message().content;
+            assert!(matches!(content.as_slice(), [Block::Text(TextBlock { text })] if text == "hi"), "{content:?}");
+        }
     }
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Write the seed corpus of every fuzz target into DIR/<target>/ (default: fuzz/corpus), from the
+# recorded provider streams (tests/fixtures/wire), the JSON test suite
+# (rust/core/tests/json-test-suite) and the canonical examples. Nothing here is committed: the
+# seeds are made again from the fixtures whenever `make fuzz` or `make fuzz-smoke` runs.
+#
+# Most targets read a header before the body (see fuzz/src/lib.rs): a mode byte, then the
+# chunk sizes to split the body at. Seeds get mode 0 (default limits) and chunks of 5 and 11
+# bytes, so the split paths run from the first input on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-fuzz/corpus}
+wire=tests/fixtures/wire
+suite=rust/core/tests/json-test-suite/test_parsing
+
+# seed TARGET FILE...: each file, with the header, as DIR/TARGET/seed-<name>.
+seed() {
+    local target=$1
+    shift
+    mkdir -p "$out/$target"
+    for file in "$@"; do
+        { printf '\x00\x02\x05\x0b'; cat "$file"; } >"$out/$target/seed-$(basename "$file")"
+    done
+}
+
+seed sse "$wire"/*/*.sse
+seed ndjson "$wire"/ollama/*.ndjson
+seed partial_json "$suite"/*.json
+seed openai "$wire"/openai/chat-*.sse "$wire"/openai-compat/*.sse
+seed openai_responses "$wire"/openai/responses-*.sse
+seed anthropic "$wire"/anthropic/*.sse
+seed gemini "$wire"/gemini/*.sse
+seed ollama "$wire"/ollama/*.ndjson
+
+# The canonical target reads the whole input as a session: no header.
+mkdir -p "$out/canonical"
+cp examples/session.json fuzz/seeds/canonical/*.json "$out/canonical/"

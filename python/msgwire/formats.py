@@ -3,8 +3,12 @@
 ``to_request(session, "openai")`` gives ``{"messages": [...]}`` (plus ``"tools"``), ready for
 ``client.chat.completions.create(model=..., **to_request(session, "openai"))``;
 ``to_request(session, "anthropic")`` gives ``{"system", "messages"}`` (plus ``"tools"``), ready
-for ``client.messages.create(model=..., max_tokens=..., **...)``. ``from_request`` reads such a
-body back into a ``Session``.
+for ``client.messages.create(model=..., max_tokens=..., **...)``; ``to_request(session, "ollama")``
+gives ``{"messages"}`` (plus ``"tools"``) for Ollama's native ``/api/chat`` (``ollama.chat(model=...,
+**...)``); ``to_request(session, "gemini")`` gives ``{"systemInstruction", "contents"}`` (plus
+``"tools"``) for ``generateContent``; ``to_request(session, "openai-responses")`` gives
+``{"instructions", "input"}`` (plus ``"tools"``) for ``client.responses.create(model=..., **...)``.
+``from_request`` reads such a body back into a ``Session``.
 
 Every provider rule lives in the Rust core (``rust/core/src/request/``): this module only
 encodes the arguments and decodes the results. See ``Policy`` for how blocks a provider cannot
@@ -33,8 +37,8 @@ from .types import LossReport, Message, Policy, Session, Tool
 
 __all__ = ["DIALECTS", "from_request", "to_request", "to_request_json"]
 
-Dialect = Literal["openai", "anthropic"]
-DIALECTS: tuple[str, ...] = ("openai", "anthropic")
+Dialect = Literal["openai", "anthropic", "ollama", "gemini", "openai-responses"]
+DIALECTS: tuple[str, ...] = ("openai", "anthropic", "ollama", "gemini", "openai-responses")
 
 
 class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -156,11 +160,11 @@ def to_request(
 
 
 def from_request(body: dict[str, Any] | bytes | str, dialect: str) -> Session:
-    """The conversation in a request body of ``dialect`` (its ``messages``, and ``system`` for
-    Anthropic) as a ``Session``. A request holds no ids or times: the session and its messages
-    get fresh ones. Assistant messages get ``provider`` set to the dialect's provider, so their
-    thinking is native when sent back to it. Raises ``DecodeError`` (with ``offset`` into the
-    JSON) for a body of the wrong shape."""
+    """The conversation in a request body of ``dialect`` (``messages``, ``contents`` or ``input``,
+    and the system prompt where the dialect keeps it apart) as a ``Session``. A request holds no
+    ids or times: the session and its messages get fresh ones. Assistant messages get
+    ``provider`` set to the dialect's provider, so their thinking is native when sent back to it.
+    Raises ``DecodeError`` (with ``offset`` into the JSON) for a body of the wrong shape."""
     if isinstance(body, dict):
         data = msgspec.json.encode(body)
     elif isinstance(body, str):

@@ -484,8 +484,9 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How ``msgwire.formats.to_request`` replays blocks the target dialect cannot carry as they are.
 
     Blocks a dialect carries natively are always sent unchanged. "Foreign" thinking is thinking
-    of an assistant message whose ``provider`` is another one, thinking without a signature,
-    or any thinking for a dialect whose requests have none (OpenAI Chat).
+    of an assistant message whose ``provider`` is another one, thinking without a signature
+    (for a dialect whose thinking has one: Ollama's has none), or any thinking for a dialect
+    whose requests have none (OpenAI Chat).
 
     - ``thinking``: foreign thinking is dropped (default), sent as ``<thinking>`` text (its
       signature stripped: ``to_text``), or sent as the target's thinking block (``keep``).
@@ -496,7 +497,7 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     - ``unknown``: unknown blocks (and parts kept from another dialect) are dropped (default),
       written as they are (``keep``) or as their JSON text (``to_text``).
     - ``malformed_arguments``: tool-call arguments that are not a JSON object, for a dialect
-      that needs one (Anthropic): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
+      that needs one (Anthropic, Ollama, Gemini): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
       refused with ``DecodeError`` (``error``).
     """
 

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, BlockOut, Item, Loss, Malformed, MessageOut, Options, Part, Policy, Role, SessionOut, SourceOut, Target,
-    joined_text, lower, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, Target,
+    joined_text, lower, object_arguments, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -35,6 +35,9 @@ const TARGET: Target = Target {
     dialect: "anthropic",
     provider: "anthropic",
     thinking: true,
+    signed: true,
+    redacted: true,
+    url_images: true,
     images: [true, false, true],
     image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
 };
@@ -80,7 +83,7 @@ enum OutBlock<'a> {
     ToolUse {
         id: &'a str,
         name: &'a str,
-        input: Input<'a>,
+        input: Arguments<'a>,
     },
     ToolResult {
         tool_use_id: &'a str,
@@ -101,17 +104,6 @@ enum Source<'a> {
 }
 
 #[derive(Serialize)]
-#[serde(untagged)]
-enum Input<'a> {
-    Raw(&'a RawValue),
-    Empty {},
-    Wrapped {
-        #[serde(rename = "_raw")]
-        raw: &'a str,
-    },
-}
-
-#[derive(Serialize)]
 struct ToolDecl<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,39 +120,6 @@ fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
     Content::Blocks(blocks)
 }
 
-/// A tool call's `input`: its arguments as a JSON object (see the module documentation).
-fn input<'a>(
-    message: usize,
-    block: usize,
-    call: &'a crate::canonical::ToolCallBlock,
-    policy: Policy,
-    report: &mut Vec<Loss>,
-) -> Result<Input<'a>, Error> {
-    let arguments = call.arguments.as_str();
-    if arguments.trim().is_empty() {
-        return Ok(Input::Empty {});
-    }
-    match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') => Ok(Input::Raw(raw)),
-        parsed => {
-            let what = if parsed.is_ok() { "not a JSON object" } else { "not valid JSON" };
-            if policy.malformed_arguments == Malformed::Error {
-                let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
-                return Err(Error::schema(detail, None));
-            }
-            let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
-            report.push(Loss {
-                message,
-                block: Some(block),
-                kind: "arguments",
-                action: Action::Fallback,
-                reason: reason.into(),
-            });
-            Ok(Input::Wrapped { raw: arguments })
-        }
-    }
-}
-
 fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
     Some(match part {
         Part::Text(text) => OutBlock::Text { text },
@@ -168,7 +127,7 @@ fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
         Part::Image(ImageSource::Base64 { media_type, data }) => {
             OutBlock::Image { source: Source::Base64 { media_type, data } }
         }
-        Part::Thinking { thinking, signature } => OutBlock::Thinking { thinking, signature },
+        Part::Thinking { thinking, signature, .. } => OutBlock::Thinking { thinking, signature },
         Part::Redacted(data) => OutBlock::RedactedThinking { data },
         Part::Raw(raw) => OutBlock::Raw(raw),
         // never lowered (paths), or written apart (calls need the policy and the report)
@@ -195,7 +154,7 @@ pub(super) fn write(
                 let mut blocks = Vec::with_capacity(parts.len());
                 for p in parts {
                     if let Part::ToolCall { block: b, call } = p {
-                        let input = input(i, b, call, policy, report)?;
+                        let input = object_arguments(i, b, call, policy, report)?;
                         blocks.push(OutBlock::ToolUse { id: &call.id, name: &call.name, input });
                     } else if let Some(b) = block(p) {
                         blocks.push(b);
@@ -420,7 +379,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Converted, Replay, from_request_json, to_request_json};
+    use super::super::{Converted, Malformed, Policy, Replay, from_request_json, to_request_json};
     use super::*;
     use crate::dialect::DialectName;
 

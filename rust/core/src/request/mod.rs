@@ -2,8 +2,11 @@
 //!
 //! [`to_request_json`] reads canonical JSON (a session envelope, or a bare array of messages)
 //! and writes the fields of a provider's request body that carry the conversation: for OpenAI
-//! Chat `{"messages", "tools"?}`, for Anthropic `{"system"?, "messages", "tools"?}`. Each
-//! dialect file owns its provider's rules; this module holds what they share:
+//! Chat `{"messages", "tools"?}`, for Anthropic `{"system"?, "messages", "tools"?}`, for Ollama
+//! `{"messages", "tools"?}`, for Gemini `{"systemInstruction"?, "contents", "tools"?}`, for OpenAI
+//! Responses `{"instructions"?, "input", "tools"?}`. Each dialect file owns its provider's rules;
+//! this module holds what they share (with [`object_arguments`], tool-call arguments as a JSON
+//! object for the dialects that need one):
 //!
 //! - the plan ([`plan`]): which messages are sent and in what order. `system_control` messages
 //!   are never sent (by design, not reported); unknown messages are dropped (reported); a tool
@@ -22,7 +25,10 @@
 //! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
 
 mod anthropic;
+mod gemini;
+mod ollama;
 mod openai_chat;
+mod openai_responses;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -195,7 +201,9 @@ pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>
     let body = match dialect {
         DialectName::OpenAi => openai_chat::write(&messages, system, options, &mut report)?,
         DialectName::Anthropic => anthropic::write(&messages, system, options, &mut report)?,
-        other => return Err(unsupported(other)),
+        DialectName::Ollama => ollama::write(&messages, system, options, &mut report)?,
+        DialectName::Gemini => gemini::write(&messages, system, options, &mut report)?,
+        DialectName::OpenAiResponses => openai_responses::write(&messages, system, options, &mut report)?,
     };
     Ok(Converted { body, report })
 }
@@ -206,7 +214,9 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
     let session = match dialect {
         DialectName::OpenAi => openai_chat::read(body)?,
         DialectName::Anthropic => anthropic::read(body)?,
-        other => return Err(unsupported(other)),
+        DialectName::Ollama => ollama::read(body)?,
+        DialectName::Gemini => gemini::read(body)?,
+        DialectName::OpenAiResponses => openai_responses::read(body)?,
     };
     serde_json::to_vec(&session).map_err(|e| Error::schema(e.to_string(), None))
 }
@@ -214,10 +224,6 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
 /// The report as JSON: an array of `{message, block, kind, action, reason}`.
 pub fn report_json(report: &[Loss]) -> Vec<u8> {
     serde_json::to_vec(report).unwrap_or_else(|_| b"[]".to_vec())
-}
-
-fn unsupported(dialect: DialectName) -> Error {
-    Error::schema(format!("the {} dialect has no request format yet", dialect.as_str()), None)
 }
 
 // --- the plan: which messages, in which order ---------------------------------------------------
@@ -305,8 +311,14 @@ pub(crate) struct Target {
     pub dialect: &'static str,
     /// The `provider` of assistant messages whose thinking is native.
     pub provider: &'static str,
-    /// Assistant messages carry thinking (with its signature) and redacted thinking.
+    /// Assistant messages carry thinking (with its signature, when `signed`).
     pub thinking: bool,
+    /// Thinking needs a signature to be sent as thinking (else it is foreign, see [`Policy`]).
+    pub signed: bool,
+    /// Assistant messages carry redacted thinking (opaque data).
+    pub redacted: bool,
+    /// Images may be URLs (else only base64 images are sent as images).
+    pub url_images: bool,
     /// Which messages may hold an image part: user, assistant, tool result.
     pub images: [bool; 3],
     /// The image media types a base64 image may have (empty: any).
@@ -320,6 +332,8 @@ pub(crate) enum Part<'a> {
     /// A URL or base64 image (never a path).
     Image(&'a ImageSource),
     Thinking {
+        /// Index of the block in its message (for the report).
+        block: usize,
         thinking: &'a str,
         signature: &'a str,
     },
@@ -355,7 +369,6 @@ pub(crate) fn lower<'a>(
     policy: Policy,
     report: &mut Vec<Loss>,
 ) -> Vec<Part<'a>> {
-    let native = provider.is_none_or(|p| p == target.provider);
     let mut parts = Vec::with_capacity(blocks.len());
     for (b, block) in blocks.iter().enumerate() {
         let mut loss = |kind: &'static str, action: Action, reason: Cow<'static, str>| {
@@ -364,34 +377,16 @@ pub(crate) fn lower<'a>(
         match block {
             Block::Text(t) => parts.push(Part::Text(Cow::Borrowed(t.text.as_str()))),
             Block::Thinking(t) => {
-                let sendable = target.thinking && role == Role::Assistant;
-                if let Some(data) = &t.redacted {
-                    if sendable && (native || policy.redacted_thinking == Replay::Keep) {
-                        parts.push(Part::Redacted(data));
-                    } else {
-                        loss("redacted_thinking", Action::Drop, thinking_reason(sendable, role, native, provider));
-                    }
-                    continue;
-                }
-                let keep = native || policy.thinking == Replay::Keep;
-                match (&t.signature, policy.thinking) {
-                    (Some(signature), _) if sendable && keep => {
-                        parts.push(Part::Thinking { thinking: &t.thinking, signature });
-                    }
-                    (_, Replay::Drop) => {
-                        loss("thinking", Action::Drop, thinking_reason(sendable, role, native, provider));
-                    }
-                    _ if t.thinking.is_empty() => loss("thinking", Action::Drop, "thinking without text".into()),
-                    _ => {
-                        parts.push(Part::Text(Cow::Owned(marked("thinking", &[], &t.thinking))));
-                        loss("thinking", Action::ToText, thinking_reason(sendable, role, native, provider));
-                    }
+                let (part, step) = lower_thinking(b, t, role, provider, target, policy);
+                parts.extend(part);
+                if let Some((kind, action, why)) = step {
+                    loss(kind, action, why);
                 }
             }
             Block::Image(image) => {
                 let allowed = target.images[role as usize];
                 let sendable = match &image.source {
-                    ImageSource::Url { .. } => true,
+                    ImageSource::Url { .. } => target.url_images,
                     ImageSource::Base64 { media_type, .. } => {
                         target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
                     }
@@ -453,6 +448,47 @@ pub(crate) fn lower<'a>(
     parts
 }
 
+/// A step of [`lower`] that loses something: `(kind, action, reason)`.
+type Lost = Option<(&'static str, Action, Cow<'static, str>)>;
+
+/// The part of a thinking block (see [`Policy`]), and what was lost.
+fn lower_thinking<'a>(
+    block: usize,
+    t: &'a canonical::ThinkingBlock,
+    role: Role,
+    provider: Option<&str>,
+    target: &Target,
+    policy: Policy,
+) -> (Option<Part<'a>>, Lost) {
+    let native = provider.is_none_or(|p| p == target.provider);
+    let sendable = target.thinking && role == Role::Assistant;
+    let reason = || thinking_reason(sendable, role, native, provider);
+    if let Some(data) = &t.redacted {
+        return if sendable && target.redacted && (native || policy.redacted_thinking == Replay::Keep) {
+            (Some(Part::Redacted(data)), None)
+        } else if sendable && !target.redacted {
+            (None, Some(("redacted_thinking", Action::Drop, "the target's requests carry no redacted thinking".into())))
+        } else {
+            (None, Some(("redacted_thinking", Action::Drop, reason())))
+        };
+    }
+    let keep = native || policy.thinking == Replay::Keep;
+    match (&t.signature, policy.thinking) {
+        (Some(signature), _) if sendable && keep => {
+            (Some(Part::Thinking { block, thinking: &t.thinking, signature }), None)
+        }
+        (None, _) if sendable && keep && !target.signed && !t.thinking.is_empty() => {
+            (Some(Part::Thinking { block, thinking: &t.thinking, signature: "" }), None)
+        }
+        (_, Replay::Drop) => (None, Some(("thinking", Action::Drop, reason()))),
+        _ if t.thinking.is_empty() => (None, Some(("thinking", Action::Drop, "thinking without text".into()))),
+        _ => (
+            Some(Part::Text(Cow::Owned(marked("thinking", &[], &t.thinking)))),
+            Some(("thinking", Action::ToText, reason())),
+        ),
+    }
+}
+
 /// The parts of a tool result: its blocks, or its error message when it has no content.
 pub(crate) fn result_parts<'a>(
     message: usize,
@@ -466,6 +502,56 @@ pub(crate) fn result_parts<'a>(
         parts.push(Part::Text(Cow::Borrowed(&error.message)));
     }
     parts
+}
+
+/// Tool-call arguments as a JSON object, for the targets that need one (see [`object_arguments`]).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Arguments<'a> {
+    /// The arguments' JSON object, embedded as it was received.
+    Raw(&'a RawValue),
+    /// Empty arguments: `{}`.
+    Empty {},
+    /// Arguments that are not a JSON object: `{"_raw": "<the text>"}`.
+    Wrapped {
+        #[serde(rename = "_raw")]
+        raw: &'a str,
+    },
+}
+
+/// A tool call's arguments as a JSON object: the object embedded as it was received; empty
+/// arguments are `{}`; arguments that are not a JSON object (malformed, or an array) are sent as
+/// `{"_raw": "<the text>"}` and reported, or refused by policy.
+pub(crate) fn object_arguments<'a>(
+    message: usize,
+    block: usize,
+    call: &'a canonical::ToolCallBlock,
+    policy: Policy,
+    report: &mut Vec<Loss>,
+) -> Result<Arguments<'a>, Error> {
+    let arguments = call.arguments.as_str();
+    if arguments.trim().is_empty() {
+        return Ok(Arguments::Empty {});
+    }
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => Ok(Arguments::Raw(raw)),
+        parsed => {
+            let what = if parsed.is_ok() { "not a JSON object" } else { "not valid JSON" };
+            if policy.malformed_arguments == Malformed::Error {
+                let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
+                return Err(Error::schema(detail, None));
+            }
+            let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
+            report.push(Loss {
+                message,
+                block: Some(block),
+                kind: "arguments",
+                action: Action::Fallback,
+                reason: reason.into(),
+            });
+            Ok(Arguments::Wrapped { raw: arguments })
+        }
+    }
 }
 
 /// Whether a tool result reports a failure (`is_error`, or a status other than success).
@@ -671,6 +757,11 @@ pub(crate) fn joined_text<'a>(body: &[u8], raw: &'a RawValue) -> Result<Cow<'a, 
     Ok(Cow::Owned(parts.iter().map(|p| p.text.as_ref()).collect::<Vec<_>>().join("\n\n")))
 }
 
+/// Where `raw` (a piece of `body`) starts in `body`.
+pub(crate) fn offset_in(body: &[u8], raw: &RawValue) -> u64 {
+    (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len()) as u64
+}
+
 /// Serialize a request body.
 pub(crate) fn to_vec<T: Serialize>(body: &T) -> Result<Vec<u8>, Error> {
     serde_json::to_vec(body).map_err(|e| Error::schema(e.to_string(), None))
@@ -725,8 +816,11 @@ mod tests {
     }
 
     #[test]
-    fn other_dialects_are_refused() {
-        let err = to_request_json(b"[]", DialectName::Gemini, &Options::default()).expect_err("gemini");
-        assert!(err.to_string().contains("gemini"), "{err}");
+    fn every_dialect_has_a_request_format() {
+        for dialect in DialectName::ALL {
+            let converted = to_request_json(b"[]", dialect, &Options::default()).expect("converts");
+            let session = from_request_json(&converted.body, dialect).expect("reads back");
+            assert_eq!(session, br#"{"system_prompt":null,"messages":[]}"#, "{}", dialect.as_str());
+        }
     }
 }

@@ -30,6 +30,9 @@ const TARGET: Target = Target {
     dialect: "openai",
     provider: "openai",
     thinking: false,
+    signed: true,
+    redacted: false,
+    url_images: true,
     images: [true, false, false],
     image_media_types: &[],
 };
@@ -302,7 +305,7 @@ fn blocks<'a>(body: &[u8], content: Option<&'a RawValue>) -> Result<Vec<BlockOut
 }
 
 /// A `data:<media type>;base64,<data>` URL as a base64 source, any other URL as a URL source.
-fn image_source(url: Cow<'_, str>) -> SourceOut<'_> {
+pub(super) fn image_source(url: Cow<'_, str>) -> SourceOut<'_> {
     let data_url = |url: &str| {
         let (media_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
         Some((media_type.len(), data.len()))

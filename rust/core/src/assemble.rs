@@ -370,7 +370,8 @@ impl Builder {
 
     /// Emit `ToolCallBegin`, then one delta with any arguments that arrived before it.
     fn announce_tool(&mut self, index: usize) {
-        let (Some(Block::ToolCall(block)), Some(Some(state))) = (self.message.content.get(index), self.tools.get_mut(index))
+        let (Some(Block::ToolCall(block)), Some(Some(state))) =
+            (self.message.content.get(index), self.tools.get_mut(index))
         else {
             return;
         };
@@ -610,7 +611,8 @@ impl Builder {
         let max_depth = self.limits.max_depth;
         for (block, state) in self.message.content.iter_mut().zip(&self.tools) {
             if let (Block::ToolCall(call), Some(state)) = (block, state) {
-                if !state.ended && !call.arguments.trim().is_empty() && !arguments_are_json(&call.arguments, max_depth) {
+                if !state.ended && !call.arguments.trim().is_empty() && !arguments_are_json(&call.arguments, max_depth)
+                {
                     call.malformed = true;
                 }
             }

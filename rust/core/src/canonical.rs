@@ -246,12 +246,41 @@ string_enum!(
     /// Why the model stopped, mapped from each provider's own value.
     StopReason { EndTurn, Length, ToolUse, ContentFilter, Refusal, Pause, Error, Aborted, #[default] Unknown }
 );
-string_enum!(UserSource { #[default] Direct, Broadcast, Synthetic });
-string_enum!(ToolStatus { #[default] Success, Error, Denied });
-string_enum!(FileStatus { #[default] Pending, Resolved, Error });
-string_enum!(RecognitionMode { Vision, Ocr, #[default] Auto });
-string_enum!(ModeUsed { #[default] Vision, Ocr });
-string_enum!(Approval { #[default] Pending, Approved, Denied });
+string_enum!(UserSource {
+    #[default]
+    Direct,
+    Broadcast,
+    Synthetic
+});
+string_enum!(ToolStatus {
+    #[default]
+    Success,
+    Error,
+    Denied
+});
+string_enum!(FileStatus {
+    #[default]
+    Pending,
+    Resolved,
+    Error
+});
+string_enum!(RecognitionMode {
+    Vision,
+    Ocr,
+    #[default]
+    Auto
+});
+string_enum!(ModeUsed {
+    #[default]
+    Vision,
+    Ocr
+});
+string_enum!(Approval {
+    #[default]
+    Pending,
+    Approved,
+    Denied
+});
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()

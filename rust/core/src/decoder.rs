@@ -42,7 +42,8 @@ impl StreamDecoder {
                 max_event_size: limits.max_event_size,
             })),
             Framing::Ndjson => {
-                let name = if limits.max_event_size < limits.max_line_size { "max_event_size" } else { "max_line_size" };
+                let name =
+                    if limits.max_event_size < limits.max_line_size { "max_event_size" } else { "max_line_size" };
                 Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size)), name)
             }
         };

@@ -36,10 +36,7 @@ pub struct JsonLimits {
 impl Default for JsonLimits {
     /// 200 deep, 16 MiB: the stream defaults of [`crate::limits`].
     fn default() -> Self {
-        Self {
-            max_depth: DEFAULT_MAX_DEPTH,
-            max_size: DEFAULT_SIZE_LIMIT,
-        }
+        Self { max_depth: DEFAULT_MAX_DEPTH, max_size: DEFAULT_SIZE_LIMIT }
     }
 }
 
@@ -132,10 +129,7 @@ pub fn validate_bytes(json: &[u8], max_depth: usize) -> Result<(), Error> {
 
 fn validate_input(json: &[u8], max_depth: usize, trusted_utf8: bool) -> Result<(), Error> {
     // Same state machine, without keeping the committed text.
-    let mut parser = Parser::<false>::new(JsonLimits {
-        max_depth,
-        max_size: usize::MAX,
-    });
+    let mut parser = Parser::<false>::new(JsonLimits { max_depth, max_size: usize::MAX });
     parser.feed(json, trusted_utf8)?;
     parser.finish()
 }
@@ -295,14 +289,8 @@ impl<const RECORD: bool> Parser<RECORD> {
         let (head, over) = bytes.split_at(end);
         let mut result = self.run(head, trusted_utf8);
         if result.is_ok() && !over.is_empty() {
-            let kind = ErrorKind::Limit {
-                name: "max_size",
-                limit: self.limits.max_size,
-            };
-            result = Err(Error {
-                kind,
-                offset: Some(self.pos),
-            });
+            let kind = ErrorKind::Limit { name: "max_size", limit: self.limits.max_size };
+            result = Err(Error { kind, offset: Some(self.pos) });
         }
         if let Err(err) = &result {
             self.failed = Some(err.clone());
@@ -324,11 +312,7 @@ impl<const RECORD: bool> Parser<RECORD> {
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
-        if self.is_complete() {
-            Ok(())
-        } else {
-            Err(syntax(JsonSyntax::UnexpectedEof, self.pos))
-        }
+        if self.is_complete() { Ok(()) } else { Err(syntax(JsonSyntax::UnexpectedEof, self.pos)) }
     }
 
     /// Advances the state machine over `bytes`, which come right after `self.pos`.
@@ -366,10 +350,7 @@ impl<const RECORD: bool> Parser<RECORD> {
                     if seen + 1 == word.len() {
                         self.end_value();
                     } else {
-                        self.state = State::Lit {
-                            word,
-                            seen: seen + 1,
-                        };
+                        self.state = State::Lit { word, seen: seen + 1 };
                     }
                 }
                 _ if matches!(b, b' ' | b'\t' | b'\n' | b'\r') => {}
@@ -388,11 +369,7 @@ impl<const RECORD: bool> Parser<RECORD> {
                 State::AfterValue => match (b, self.stack.last()) {
                     (b',', Some(&closer)) => {
                         self.record(b);
-                        self.state = if closer == b']' {
-                            State::Value
-                        } else {
-                            State::Key
-                        };
+                        self.state = if closer == b']' { State::Value } else { State::Key };
                     }
                     (b']' | b'}', Some(_)) => self.close(b, at)?,
                     (_, None) => return Err(syntax(JsonSyntax::TrailingChars, at)),
@@ -413,22 +390,13 @@ impl<const RECORD: bool> Parser<RECORD> {
         self.state = match b {
             b'{' | b'[' => {
                 if self.stack.len() >= self.limits.max_depth {
-                    let kind = ErrorKind::JsonTooDeep {
-                        max_depth: self.limits.max_depth,
-                    };
-                    return Err(Error {
-                        kind,
-                        offset: Some(at),
-                    });
+                    let kind = ErrorKind::JsonTooDeep { max_depth: self.limits.max_depth };
+                    return Err(Error { kind, offset: Some(at) });
                 }
                 self.stack.push(if b == b'{' { b'}' } else { b']' });
                 self.record(b);
                 self.snap(false);
-                if b == b'{' {
-                    State::ObjectFirst
-                } else {
-                    State::ArrayFirst
-                }
+                if b == b'{' { State::ObjectFirst } else { State::ArrayFirst }
             }
             b'"' => {
                 self.record(b);
@@ -482,16 +450,9 @@ impl<const RECORD: bool> Parser<RECORD> {
         trusted_utf8: bool,
         base: usize,
     ) -> Result<usize, Error> {
-        let stop = if trusted_utf8 {
-            &STOP_TRUSTED
-        } else {
-            &STOP_CHECKED
-        };
+        let stop = if trusted_utf8 { &STOP_TRUSTED } else { &STOP_CHECKED };
         let rest = bytes.get(start..).unwrap_or_default();
-        let len = rest
-            .iter()
-            .position(|&b| stop[usize::from(b)])
-            .unwrap_or(rest.len());
+        let len = rest.iter().position(|&b| stop[usize::from(b)]).unwrap_or(rest.len());
         let (run, tail) = rest.split_at(len);
         if RECORD {
             self.text.extend_from_slice(run);
@@ -530,11 +491,7 @@ impl<const RECORD: bool> Parser<RECORD> {
         let next = match esc {
             Esc::Backslash => match b {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => None,
-                b'u' => Some(Esc::Hex {
-                    digits: 0,
-                    code: 0,
-                    low: false,
-                }),
+                b'u' => Some(Esc::Hex { digits: 0, code: 0, low: false }),
                 _ => return Err(syntax(JsonSyntax::InvalidEscape, at)),
             },
             Esc::Hex { digits, code, low } => {
@@ -544,11 +501,7 @@ impl<const RECORD: bool> Parser<RECORD> {
                 let code = code << 4 | digit;
                 // Offsets of lone surrogates point at the backslash of the escape at fault.
                 match (digits, low, code) {
-                    (0..=2, ..) => Some(Esc::Hex {
-                        digits: digits + 1,
-                        code,
-                        low,
-                    }),
+                    (0..=2, ..) => Some(Esc::Hex { digits: digits + 1, code, low }),
                     (_, false, 0xD800..=0xDBFF) => Some(Esc::LowBackslash),
                     (_, false, 0xDC00..=0xDFFF) => return Err(lone_surrogate(at, 5)),
                     (_, true, 0xDC00..=0xDFFF) | (_, false, _) => None,
@@ -556,22 +509,14 @@ impl<const RECORD: bool> Parser<RECORD> {
                 }
             }
             Esc::LowBackslash if b == b'\\' => Some(Esc::LowU),
-            Esc::LowU if b == b'u' => Some(Esc::Hex {
-                digits: 0,
-                code: 0,
-                low: true,
-            }),
+            Esc::LowU if b == b'u' => Some(Esc::Hex { digits: 0, code: 0, low: true }),
             Esc::LowBackslash => return Err(lone_surrogate(at, 6)),
             Esc::LowU => return Err(lone_surrogate(at, 7)),
             Esc::Utf8 { need, lo, hi } => {
                 if !(lo..=hi).contains(&b) {
                     return Err(syntax(JsonSyntax::InvalidUtf8, at));
                 }
-                (need > 1).then_some(Esc::Utf8 {
-                    need: need - 1,
-                    lo: 0x80,
-                    hi: 0xBF,
-                })
+                (need > 1).then_some(Esc::Utf8 { need: need - 1, lo: 0x80, hi: 0xBF })
             }
         };
         self.record(b);
@@ -609,10 +554,7 @@ impl<const RECORD: bool> Parser<RECORD> {
 }
 
 fn syntax(kind: JsonSyntax, at: usize) -> Error {
-    Error {
-        kind: ErrorKind::JsonSyntax(kind),
-        offset: Some(at),
-    }
+    Error { kind: ErrorKind::JsonSyntax(kind), offset: Some(at) }
 }
 
 /// A lone surrogate found at `at`, whose escape began `back` bytes earlier.
@@ -655,8 +597,7 @@ mod tests {
 
     fn snapshot(p: &PartialJson) -> Option<String> {
         let mut out = Vec::new();
-        p.snapshot_json(&mut out)
-            .then(|| String::from_utf8(out).unwrap_or_default())
+        p.snapshot_json(&mut out).then(|| String::from_utf8(out).unwrap_or_default())
     }
 
     fn parse(json: &str) -> Value {
@@ -692,18 +633,14 @@ mod tests {
         let mut snaps = vec![None; doc.len() + 1];
         let mut prev: Option<(Value, Vec<u8>)> = None;
         for (i, c) in doc.char_indices() {
-            p.feed(&doc[i..i + c.len_utf8()])
-                .unwrap_or_else(|err| panic!("{doc:?}: {err}"));
+            p.feed(&doc[i..i + c.len_utf8()]).unwrap_or_else(|err| panic!("{doc:?}: {err}"));
             let snap = snapshot(&p);
             if let Some(json) = &snap {
                 let value = parse(json);
                 let committed = p.0.text[..p.0.snap_len].to_vec();
                 if let Some((prev_value, prev_committed)) = &prev {
                     assert_grows(prev_value, &value);
-                    assert!(
-                        committed.starts_with(prev_committed),
-                        "{doc:?}: committed text shrank"
-                    );
+                    assert!(committed.starts_with(prev_committed), "{doc:?}: committed text shrank");
                 }
                 prev = Some((value, committed));
             } else {
@@ -720,15 +657,9 @@ mod tests {
         for doc in DOCS {
             let expected: Value = parse(doc);
             let snaps = char_by_char(doc);
-            assert_eq!(
-                snaps[doc.len()].as_deref().map(parse),
-                Some(expected.clone()),
-                "{doc:?}"
-            );
+            assert_eq!(snaps[doc.len()].as_deref().map(parse), Some(expected.clone()), "{doc:?}");
             let whole = snaps[doc.len()].clone();
-            let boundaries: Vec<usize> = (0..=doc.len())
-                .filter(|&i| doc.is_char_boundary(i))
-                .collect();
+            let boundaries: Vec<usize> = (0..=doc.len()).filter(|&i| doc.is_char_boundary(i)).collect();
             // Two fragments: the snapshot depends only on the prefix read, not on how it was cut.
             for &a in &boundaries {
                 let mut p = PartialJson::default();
@@ -751,15 +682,10 @@ mod tests {
             // Raw bytes cut anywhere, even inside a UTF-8 character: the snapshot stops before it.
             for cut in 0..=doc.len() {
                 let mut p = PartialJson::default();
-                p.feed_bytes(&doc.as_bytes()[..cut])
-                    .unwrap_or_else(|err| panic!("{err}"));
-                let floor = (0..=cut)
-                    .rev()
-                    .find(|&i| doc.is_char_boundary(i))
-                    .unwrap_or(0);
+                p.feed_bytes(&doc.as_bytes()[..cut]).unwrap_or_else(|err| panic!("{err}"));
+                let floor = (0..=cut).rev().find(|&i| doc.is_char_boundary(i)).unwrap_or(0);
                 assert_eq!(snapshot(&p), snaps[floor], "{doc:?} cut at byte {cut}");
-                p.feed_bytes(&doc.as_bytes()[cut..])
-                    .unwrap_or_else(|err| panic!("{err}"));
+                p.feed_bytes(&doc.as_bytes()[cut..]).unwrap_or_else(|err| panic!("{err}"));
                 assert_eq!(snapshot(&p), whole);
             }
         }
@@ -792,16 +718,14 @@ mod tests {
         ];
         for (input, expected) in cases {
             let mut p = PartialJson::default();
-            p.feed(input)
-                .unwrap_or_else(|err| panic!("{input:?}: {err}"));
+            p.feed(input).unwrap_or_else(|err| panic!("{input:?}: {err}"));
             assert_eq!(snapshot(&p).as_deref(), expected, "{input:?}");
             assert_eq!(p.is_empty(), input.trim().is_empty(), "{input:?}");
             assert_eq!(p.is_complete(), input == "12", "{input:?}");
         }
         // Raw bytes: a character cut in two is left out until its end arrives.
         let mut p = PartialJson::default();
-        p.feed_bytes(b"\"caf\xc3")
-            .unwrap_or_else(|err| panic!("{err}"));
+        p.feed_bytes(b"\"caf\xc3").unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(snapshot(&p).as_deref(), Some("\"caf\""));
         p.feed_bytes(b"\xa9").unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(snapshot(&p).as_deref(), Some("\"café\""));
@@ -832,77 +756,37 @@ mod tests {
             // The same error fed whole or in small pieces; then it stays.
             for size in [input.len(), 1, 2, 3] {
                 let mut p = PartialJson::default();
-                let result = input
-                    .as_bytes()
-                    .chunks(size)
-                    .map(|c| p.feed_bytes(c))
-                    .find(Result::is_err);
-                assert_eq!(
-                    result,
-                    Some(expected.clone()),
-                    "{input:?} in pieces of {size}"
-                );
+                let result = input.as_bytes().chunks(size).map(|c| p.feed_bytes(c)).find(Result::is_err);
+                assert_eq!(result, Some(expected.clone()), "{input:?} in pieces of {size}");
                 assert_eq!(p.feed("[]"), expected, "{input:?}: the error must stick");
                 assert_eq!(p.finish(), expected);
                 assert!(!p.is_complete() && !p.is_empty());
                 let snap = snapshot(&p);
-                assert!(
-                    snap.as_deref()
-                        .is_none_or(|s| serde_json::from_str::<Value>(s).is_ok()),
-                    "{snap:?}"
-                );
+                assert!(snap.as_deref().is_none_or(|s| serde_json::from_str::<Value>(s).is_ok()), "{snap:?}");
             }
         }
         assert_eq!(validate("", 10), Err(syntax(JsonSyntax::UnexpectedEof, 0)));
-        assert_eq!(
-            validate("[1, 2", 10),
-            Err(syntax(JsonSyntax::UnexpectedEof, 5))
-        );
-        assert_eq!(
-            validate_bytes(b"[\"\xff\"]", 10),
-            Err(syntax(JsonSyntax::InvalidUtf8, 2))
-        );
+        assert_eq!(validate("[1, 2", 10), Err(syntax(JsonSyntax::UnexpectedEof, 5)));
+        assert_eq!(validate_bytes(b"[\"\xff\"]", 10), Err(syntax(JsonSyntax::InvalidUtf8, 2)));
         assert_eq!(validate(" [1, {\"a\": null}] ", 2), Ok(()));
     }
 
     #[test]
     fn limits() {
-        let limits = JsonLimits {
-            max_depth: 2,
-            max_size: 10,
-        };
+        let limits = JsonLimits { max_depth: 2, max_size: 10 };
         let mut p = PartialJson::new(limits);
         assert!(p.feed("[[1], ").is_ok());
-        let too_large = Err(Error {
-            kind: ErrorKind::Limit {
-                name: "max_size",
-                limit: 10,
-            },
-            offset: Some(10),
-        });
+        let too_large = Err(Error { kind: ErrorKind::Limit { name: "max_size", limit: 10 }, offset: Some(10) });
         assert_eq!(p.feed("[2, 3]]"), too_large);
-        assert_eq!(
-            snapshot(&p).as_deref(),
-            Some("[[1],[2]]"),
-            "read up to the limit"
-        );
+        assert_eq!(snapshot(&p).as_deref(), Some("[[1],[2]]"), "read up to the limit");
         // A syntax error before the limit is the one reported.
         let mut p = PartialJson::new(limits);
-        assert_eq!(
-            p.feed("[1 2 3 4 5 6 7]"),
-            Err(syntax(JsonSyntax::UnexpectedChar, 3))
-        );
-        let too_deep = Err(Error {
-            kind: ErrorKind::JsonTooDeep { max_depth: 2 },
-            offset: Some(5),
-        });
+        assert_eq!(p.feed("[1 2 3 4 5 6 7]"), Err(syntax(JsonSyntax::UnexpectedChar, 3)));
+        let too_deep = Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 2 }, offset: Some(5) });
         assert_eq!(PartialJson::new(limits).feed(r#"[{"":[1]}]"#), too_deep);
         assert_eq!(
             validate("[[[]]]", 2),
-            Err(Error {
-                kind: ErrorKind::JsonTooDeep { max_depth: 2 },
-                offset: Some(2)
-            })
+            Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 2 }, offset: Some(2) })
         );
         assert_eq!(validate("[[]]", 2), Ok(()));
     }
@@ -910,56 +794,31 @@ mod tests {
     #[test]
     fn a_million_brackets_is_a_depth_error() {
         let brackets = "[".repeat(1_000_000);
-        let too_deep = Err(Error {
-            kind: ErrorKind::JsonTooDeep { max_depth: 200 },
-            offset: Some(200),
-        });
+        let too_deep = Err(Error { kind: ErrorKind::JsonTooDeep { max_depth: 200 }, offset: Some(200) });
         assert_eq!(validate(&brackets, 200), too_deep);
         let mut p = PartialJson::default();
         assert_eq!(p.feed(&brackets), too_deep);
         let mut p = PartialJson::default();
-        let result = brackets
-            .as_bytes()
-            .chunks(7)
-            .map(|c| p.feed_bytes(c))
-            .find(Result::is_err);
+        let result = brackets.as_bytes().chunks(7).map(|c| p.feed_bytes(c)).find(Result::is_err);
         assert_eq!(result, Some(too_deep));
         let snap = snapshot(&p).unwrap_or_default();
         assert_eq!(snap.len(), 400, "200 open arrays, closed");
         let objects = "{\"a\":".repeat(100_000);
-        assert!(matches!(
-            validate(&objects, 200),
-            Err(Error {
-                kind: ErrorKind::JsonTooDeep { .. },
-                ..
-            })
-        ));
+        assert!(matches!(validate(&objects, 200), Err(Error { kind: ErrorKind::JsonTooDeep { .. }, .. })));
     }
 
     /// Found by `fuzz/fuzz_targets/partial_json.rs`: `max_size` fell inside `é` of a `&str`, and
     /// its first byte went into the snapshot, which was then not UTF-8.
     #[test]
     fn max_size_cuts_a_str_between_characters() {
-        let mut p = PartialJson::new(JsonLimits {
-            max_depth: 16,
-            max_size: 4,
-        });
-        let over = Err(Error {
-            kind: ErrorKind::Limit {
-                name: "max_size",
-                limit: 4,
-            },
-            offset: Some(3),
-        });
+        let mut p = PartialJson::new(JsonLimits { max_depth: 16, max_size: 4 });
+        let over = Err(Error { kind: ErrorKind::Limit { name: "max_size", limit: 4 }, offset: Some(3) });
         assert_eq!(p.feed("\"abé\""), over);
         let mut out = Vec::new();
         assert!(p.snapshot_json(&mut out));
         assert_eq!(out, b"\"ab\"");
         // Raw bytes are checked as they come: the cut may fall anywhere, the snapshot is whole.
-        let mut p = PartialJson::new(JsonLimits {
-            max_depth: 16,
-            max_size: 4,
-        });
+        let mut p = PartialJson::new(JsonLimits { max_depth: 16, max_size: 4 });
         assert!(p.feed_bytes("\"abé\"".as_bytes()).is_err());
         assert_eq!(snapshot(&p).as_deref(), Some("\"ab\""));
     }
@@ -988,13 +847,9 @@ mod tests {
         for round in 0..3000 {
             let input: Vec<u8> = if round % 3 == 0 {
                 // Pure noise.
-                (0..rng.below(64))
-                    .map(|_| rng.next().to_le_bytes()[0])
-                    .collect()
+                (0..rng.below(64)).map(|_| rng.next().to_le_bytes()[0]).collect()
             } else if round % 3 == 1 {
-                (0..rng.below(96))
-                    .map(|_| alphabet[rng.below(alphabet.len())])
-                    .collect()
+                (0..rng.below(96)).map(|_| alphabet[rng.below(alphabet.len())]).collect()
             } else {
                 // A real document with a few bytes changed, dropped or added.
                 let mut doc = DOCS[rng.below(DOCS.len())].as_bytes().to_vec();
@@ -1008,10 +863,7 @@ mod tests {
                 }
                 doc
             };
-            let mut p = PartialJson::new(JsonLimits {
-                max_depth: 64,
-                max_size: 80,
-            });
+            let mut p = PartialJson::new(JsonLimits { max_depth: 64, max_size: 80 });
             let mut rest = input.as_slice();
             while !rest.is_empty() {
                 let (fragment, tail) = rest.split_at((1 + rng.below(8)).min(rest.len()));
@@ -1020,10 +872,7 @@ mod tests {
                 if let Some(json) = snapshot(&p) {
                     assert_eq!(validate(&json, 64), Ok(()), "{input:?} gave {json:?}");
                     if let Err(err) = serde_json::from_str::<Value>(&json) {
-                        assert!(
-                            err.to_string().contains("out of range"),
-                            "{input:?} gave {json:?}: {err}"
-                        );
+                        assert!(err.to_string().contains("out of range"), "{input:?} gave {json:?}: {err}");
                     }
                 }
                 if fed.is_err() {
@@ -1154,11 +1003,7 @@ mod tests {
                 std::hint::black_box(&out);
             }
         });
-        println!(
-            "document: {} bytes, {} fragments of ~20 bytes (best of {runs} runs)",
-            doc.len(),
-            frags.len()
-        );
+        println!("document: {} bytes, {} fragments of ~20 bytes (best of {runs} runs)", doc.len(), frags.len());
         println!("PartialJson fed whole:                {whole:>10.1?}");
         println!("PartialJson fed whole + 1 snapshot:   {whole_snap:>10.1?}");
         println!(

@@ -17,10 +17,7 @@ fn cases(prefix: &str) -> Vec<(String, Vec<u8>)> {
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .filter_map(|path| {
-            path.file_name()
-                .map(|name| name.to_string_lossy().into_owned())
-        })
+        .filter_map(|path| path.file_name().map(|name| name.to_string_lossy().into_owned()))
         .filter(|name| name.starts_with(prefix))
         .map(|name| {
             let bytes = fs::read(dir.join(&name)).unwrap_or_else(|err| panic!("{name}: {err}"));
@@ -33,10 +30,7 @@ fn cases(prefix: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 fn limits() -> JsonLimits {
-    JsonLimits {
-        max_depth: MAX_DEPTH,
-        ..JsonLimits::default()
-    }
+    JsonLimits { max_depth: MAX_DEPTH, ..JsonLimits::default() }
 }
 
 /// The parser after the whole input, fed in the given fragments.
@@ -52,10 +46,7 @@ fn fed<'a>(fragments: impl IntoIterator<Item = &'a [u8]>) -> PartialJson {
 
 /// Three ways of feeding `bytes`: whole, one byte at a time (raw bytes), one char at a time (`&str`).
 fn feedings(bytes: &[u8]) -> Vec<(&'static str, PartialJson)> {
-    let mut out = vec![
-        ("whole", fed([bytes])),
-        ("byte by byte", fed(bytes.chunks(1))),
-    ];
+    let mut out = vec![("whole", fed([bytes])), ("byte by byte", fed(bytes.chunks(1)))];
     if let Ok(text) = std::str::from_utf8(bytes) {
         let mut parser = PartialJson::new(limits());
         let mut buf = [0; 4];
@@ -83,15 +74,10 @@ fn y_files_are_accepted() {
         }
         let expected = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
         for (how, parser) in feedings(&bytes) {
-            assert!(
-                parser.is_complete(),
-                "{name} fed {how}: not complete ({:?})",
-                parser.error()
-            );
+            assert!(parser.is_complete(), "{name} fed {how}: not complete ({:?})", parser.error());
             let snap = snapshot(&parser);
-            let value: serde_json::Value = serde_json::from_slice(&snap).unwrap_or_else(|err| {
-                panic!("{name} fed {how}: snapshot {snap:?} is not JSON: {err}")
-            });
+            let value: serde_json::Value = serde_json::from_slice(&snap)
+                .unwrap_or_else(|err| panic!("{name} fed {how}: snapshot {snap:?} is not JSON: {err}"));
             if let Some(expected) = &expected {
                 assert_eq!(&value, expected, "{name} fed {how}");
             }
@@ -104,10 +90,7 @@ fn n_files_are_rejected() {
     for (name, bytes) in cases("n_") {
         let err = validate_bytes(&bytes, MAX_DEPTH).expect_err(&name);
         for (how, parser) in feedings(&bytes) {
-            assert!(
-                parser.error().is_some() || !parser.is_complete(),
-                "{name} fed {how}: complete"
-            );
+            assert!(parser.error().is_some() || !parser.is_complete(), "{name} fed {how}: complete");
             // However it is fed, the parser finds the same first problem as the validator.
             assert_eq!(parser.finish(), Err(err.clone()), "{name} fed {how}");
         }
@@ -124,11 +107,7 @@ fn i_files_are_reported() {
         };
         // Whatever the verdict, every way of feeding agrees with it.
         for (how, parser) in feedings(&bytes) {
-            assert_eq!(
-                parser.finish().is_ok(),
-                verdict == "accepted",
-                "{name} fed {how}"
-            );
+            assert_eq!(parser.finish().is_ok(), verdict == "accepted", "{name} fed {how}");
         }
         println!("{name}: {verdict}");
     }

@@ -41,9 +41,8 @@ impl PyDecoder {
         max_tool_args_size: Option<usize>,
         max_depth: Option<usize>,
     ) -> PyResult<Self> {
-        let name: DialectName = dialect.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| {
-            PyValueError::new_err(e.to_string())
-        })?;
+        let name: DialectName =
+            dialect.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))?;
         let defaults = Limits::default();
         let limits = Limits {
             max_event_size: max_event_size.unwrap_or(defaults.max_event_size),
@@ -90,7 +89,8 @@ impl PyDecoder {
 
     /// The assembled message so far (canonical JSON), readable after any failure.
     fn message<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let json = msgwire_core::canonical::write(self.inner.builder().message()).map_err(|e| stream_error(py, &e, "", None))?;
+        let json = msgwire_core::canonical::write(self.inner.builder().message())
+            .map_err(|e| stream_error(py, &e, "", None))?;
         Ok(PyBytes::new(py, &json))
     }
 

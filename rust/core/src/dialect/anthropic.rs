@@ -26,7 +26,11 @@ enum Slot {
     /// A tool call, and the input given whole at its start (used only if no delta follows).
     Tool(usize, Option<String>),
     /// A provider block kept raw; its `input` may still stream (`server_tool_use`).
-    Raw { block: usize, json: serde_json::Map<String, serde_json::Value>, input: String },
+    Raw {
+        block: usize,
+        json: serde_json::Map<String, serde_json::Value>,
+        input: String,
+    },
     /// A redacted thinking block, or a block already closed.
     Closed,
 }

@@ -131,11 +131,7 @@ impl Dialect for Gemini {
     }
 
     fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
-        if builder.is_finished() {
-            Ok(())
-        } else {
-            Err(Error::truncated("no finishReason", builder.offset()))
-        }
+        if builder.is_finished() { Ok(()) } else { Err(Error::truncated("no finishReason", builder.offset())) }
     }
 }
 

@@ -43,7 +43,8 @@ pub enum DialectName {
 }
 
 impl DialectName {
-    pub const ALL: [DialectName; 5] = [Self::OpenAi, Self::OpenAiResponses, Self::Anthropic, Self::Gemini, Self::Ollama];
+    pub const ALL: [DialectName; 5] =
+        [Self::OpenAi, Self::OpenAiResponses, Self::Anthropic, Self::Gemini, Self::Ollama];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -169,7 +170,8 @@ pub(crate) fn parse<'a, T: Deserialize<'a>>(data: &'a str, builder: &Builder) ->
 /// The error a provider put inside its stream, from the common `{"error": {...}}` shapes
 /// (`error` an object with `type`/`code` and `message`, or a plain string).
 pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Error {
-    let field = |name: &str| error.get(name).and_then(|v| v.as_str().map(str::to_owned).or_else(|| Some(v.to_string())));
+    let field =
+        |name: &str| error.get(name).and_then(|v| v.as_str().map(str::to_owned).or_else(|| Some(v.to_string())));
     let (error_type, message) = match error {
         serde_json::Value::String(text) => ("error".to_owned(), text.clone()),
         _ => (
@@ -179,4 +181,3 @@ pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Er
     };
     Error::provider(error_type, message, builder.offset())
 }
-

@@ -19,9 +19,14 @@ use crate::error::Error;
 
 #[derive(Debug)]
 enum Slot {
-    Reasoning { block: usize, summary_parts: usize },
+    Reasoning {
+        block: usize,
+        summary_parts: usize,
+    },
     /// Text blocks of a message item, by `content_index`.
-    Message { parts: Vec<(u64, usize)> },
+    Message {
+        parts: Vec<(u64, usize)>,
+    },
     Call(usize),
     Raw(usize),
 }
@@ -161,7 +166,8 @@ impl Dialect for OpenAiResponses {
                 }
             }
             "response.function_call_arguments.done" => {
-                if let (Some(Slot::Call(block)), Some(arguments)) = (self.slot(&payload), payload.arguments.as_deref()) {
+                if let (Some(Slot::Call(block)), Some(arguments)) = (self.slot(&payload), payload.arguments.as_deref())
+                {
                     let block = *block;
                     builder.tool_set_args(block, arguments)?;
                 }
@@ -176,7 +182,8 @@ impl Dialect for OpenAiResponses {
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let (Some(Slot::Reasoning { block, .. }), Some(delta)) = (self.slot(&payload), payload.delta.as_deref())
+                if let (Some(Slot::Reasoning { block, .. }), Some(delta)) =
+                    (self.slot(&payload), payload.delta.as_deref())
                 {
                     let block = *block;
                     builder.push_thinking(block, delta);
@@ -203,11 +210,7 @@ impl Dialect for OpenAiResponses {
     }
 
     fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
-        if self.terminal {
-            Ok(())
-        } else {
-            Err(Error::truncated("no response.completed", builder.offset()))
-        }
+        if self.terminal { Ok(()) } else { Err(Error::truncated("no response.completed", builder.offset())) }
     }
 }
 
@@ -249,7 +252,8 @@ impl OpenAiResponses {
             "reasoning" => Slot::Reasoning { block: builder.new_thinking(), summary_parts: 0 },
             "message" => Slot::Message { parts: Vec::new() },
             "function_call" | "custom_tool_call" => {
-                let block = builder.begin_tool(item.call_id.as_deref().unwrap_or(""), item.name.as_deref().unwrap_or(""));
+                let block =
+                    builder.begin_tool(item.call_id.as_deref().unwrap_or(""), item.name.as_deref().unwrap_or(""));
                 let arguments = item.arguments.as_deref().or(item.input.as_deref()).unwrap_or("");
                 builder.tool_args(block, arguments)?;
                 Slot::Call(block)

@@ -19,11 +19,14 @@ use crate::error::Error;
 
 #[derive(Debug)]
 enum Slot {
+    /// The thinking block is created on its first text or signature: an item with neither
+    /// would be an empty block that no event describes.
     Reasoning {
-        block: usize,
+        block: Option<usize>,
         summary_parts: usize,
     },
-    /// Text blocks of a message item, by `content_index`.
+    /// Text blocks of a message item, by `content_index`, created on their first text (an empty
+    /// part makes no block, as an empty Anthropic text block makes none).
     Message {
         parts: Vec<(u64, usize)>,
     },
@@ -151,11 +154,11 @@ impl Dialect for OpenAiResponses {
                 }
             }
             "response.content_part.added" | "response.output_text.delta" | "response.refusal.delta" => {
-                let block = self.text_part(&payload, builder);
+                let delta = payload.delta.as_deref().unwrap_or("");
                 if kind == "response.refusal.delta" {
                     self.refusal = true;
                 }
-                if let (Some(block), Some(delta)) = (block, payload.delta.as_deref()) {
+                if let Some(block) = self.text_part(&payload, !delta.is_empty(), builder) {
                     builder.push_text(block, delta);
                 }
             }
@@ -175,17 +178,16 @@ impl Dialect for OpenAiResponses {
             "response.reasoning_summary_part.added" => {
                 if let Some(Slot::Reasoning { block, summary_parts }) = self.slot_mut(&payload) {
                     *summary_parts += 1;
-                    let (block, separate) = (*block, *summary_parts > 1);
-                    if separate {
+                    if *summary_parts > 1 {
+                        let block = thinking_block(block, builder);
                         builder.push_thinking(block, "\n\n");
                     }
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let (Some(Slot::Reasoning { block, .. }), Some(delta)) =
-                    (self.slot(&payload), payload.delta.as_deref())
-                {
-                    let block = *block;
+                let delta = payload.delta.as_deref().unwrap_or("");
+                if let (Some(Slot::Reasoning { block, .. }), false) = (self.slot_mut(&payload), delta.is_empty()) {
+                    let block = thinking_block(block, builder);
                     builder.push_thinking(block, delta);
                 }
             }
@@ -231,8 +233,8 @@ impl OpenAiResponses {
         self.find(payload).map(|pos| &mut self.items[pos].slot)
     }
 
-    /// The text block of a message item's content part, created on first sight.
-    fn text_part(&mut self, payload: &Payload<'_>, builder: &mut Builder) -> Option<usize> {
+    /// The text block of a message item's content part; `create`: made if there is none yet.
+    fn text_part(&mut self, payload: &Payload<'_>, create: bool, builder: &mut Builder) -> Option<usize> {
         let content_index = payload.content_index.unwrap_or(0);
         let Some(Slot::Message { parts }) = self.slot_mut(payload) else {
             builder.diagnostic("text_without_item", "output text for an item that was never added");
@@ -240,6 +242,9 @@ impl OpenAiResponses {
         };
         if let Some((_, block)) = parts.iter().find(|(index, _)| *index == content_index) {
             return Some(*block);
+        }
+        if !create {
+            return None;
         }
         let block = builder.new_text();
         parts.push((content_index, block));
@@ -249,7 +254,7 @@ impl OpenAiResponses {
     fn item_added(&mut self, raw: &RawValue, output_index: Option<u64>, builder: &mut Builder) -> Result<(), Error> {
         let item: ItemFields<'_> = parse(raw.get(), builder)?;
         let slot = match item.kind.as_ref() {
-            "reasoning" => Slot::Reasoning { block: builder.new_thinking(), summary_parts: 0 },
+            "reasoning" => Slot::Reasoning { block: None, summary_parts: 0 },
             "message" => Slot::Message { parts: Vec::new() },
             "function_call" | "custom_tool_call" => {
                 let block =
@@ -274,23 +279,31 @@ impl OpenAiResponses {
             self.item_added(raw, output_index, builder)?;
             return self.item_done(raw, output_index, builder);
         };
-        match self.items[pos].slot {
+        match &mut self.items[pos].slot {
             Slot::Reasoning { block, summary_parts } => {
-                if summary_parts == 0 {
+                if *summary_parts == 0 {
                     // Summaries that never streamed as deltas arrive only here.
                     let texts: Vec<&str> = item.summary.iter().flatten().filter_map(|p| p.text.as_deref()).collect();
-                    builder.push_thinking(block, &texts.join("\n\n"));
+                    let text = texts.join("\n\n");
+                    if !text.is_empty() {
+                        let block = thinking_block(block, builder);
+                        builder.push_thinking(block, &text);
+                    }
                 }
                 // `.added` and `.done` carry different encrypted content: only `.done`'s is valid.
-                builder.thinking_signature(block, item.encrypted_content.as_deref().unwrap_or(""));
+                let signature = item.encrypted_content.as_deref().unwrap_or("");
+                if !signature.is_empty() {
+                    let block = thinking_block(block, builder);
+                    builder.thinking_signature(block, signature);
+                }
             }
-            Slot::Call(block) => {
+            &mut Slot::Call(block) => {
                 if let Some(arguments) = item.arguments.as_deref().or(item.input.as_deref()) {
                     builder.tool_set_args(block, arguments)?;
                 }
                 builder.end_tool(block);
             }
-            Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned())?,
+            &mut Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned())?,
             Slot::Message { .. } => {}
         }
         Ok(())
@@ -321,4 +334,9 @@ impl OpenAiResponses {
         };
         builder.finish(stop, Some(reason.unwrap_or(status)));
     }
+}
+
+/// The thinking block of a reasoning item, created on first use.
+fn thinking_block(block: &mut Option<usize>, builder: &mut Builder) -> usize {
+    *block.get_or_insert_with(|| builder.new_thinking())
 }

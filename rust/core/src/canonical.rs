@@ -401,12 +401,28 @@ fn tagged<'de, D, T>(
 where
     D: Deserializer<'de>,
 {
-    let raw = Box::<RawValue>::deserialize(deserializer)?;
-    let tag: Tag<'_> = serde_json::from_str(raw.get()).map_err(|e| unplaced(&e))?;
-    match known(&tag.tag, raw.get()) {
+    // Borrowed: only an unknown object is copied out.
+    let raw = <&RawValue>::deserialize(deserializer)?;
+    let json = raw.get();
+    let decoded = if let Some(tag) = peek_tag(json) {
+        known(tag, json)
+    } else {
+        let tag: Tag<'_> = serde_json::from_str(json).map_err(|e| unplaced(&e))?;
+        known(&tag.tag, json)
+    };
+    match decoded {
         Some(decoded) => decoded.map_err(|e| unplaced(&e)),
-        None => Ok(unknown(raw)),
+        None => Ok(unknown(raw.to_owned())),
     }
+}
+
+/// The tag of an object whose first key is `"type"` with a plain string value, as every
+/// canonical writer puts it, read without scanning the rest (`Tag` would skip over all of it).
+fn peek_tag(json: &str) -> Option<&str> {
+    let rest = json.strip_prefix('{')?.trim_start().strip_prefix("\"type\"")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let end = rest.find(['"', '\\'])?;
+    (rest.as_bytes().get(end) == Some(&b'"')).then(|| &rest[..end])
 }
 
 /// An error of a nested parse without its line and column, which count from the start of the

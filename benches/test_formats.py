@@ -1,0 +1,74 @@
+"""Request formats: ``msgwire.formats.to_request_json`` of the 900-message session beside the
+conversion people write by hand (Python dicts, then ``json.dumps``), same session, same run.
+
+Group ``to-request-openai``: msgwire writes the Chat Completions ``messages`` in Rust from the
+canonical JSON; the hand-written version walks the Structs and builds the same dicts. The
+untimed check compares the two payloads after decoding, so both do the same work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import msgwire
+from benches.workload import build
+
+
+def _by_hand(session: msgwire.Session) -> bytes:
+    """A careful hand-written OpenAI conversion: system first, text joined, tool calls with
+    their raw arguments, one tool message per result (results already follow their calls)."""
+    messages: list[dict[str, Any]] = []
+    if session.system_prompt:
+        messages.append({"role": "system", "content": session.system_prompt})
+    for message in session.messages:
+        if isinstance(message, msgwire.UserMessage):
+            parts: list[dict[str, Any]] = []
+            for block in message.content:
+                if isinstance(block, msgwire.TextBlock):
+                    parts.append({"type": "text", "text": block.text})
+                elif isinstance(block, msgwire.ImageBlock) and isinstance(block.source, msgwire.UrlSource):
+                    parts.append({"type": "image_url", "image_url": {"url": block.source.url}})
+                elif isinstance(block, msgwire.FileReferenceBlock) and block.resolved_content is not None:
+                    lines = f' lines="{block.start_line}-{block.end_line}"' if block.start_line else ""
+                    text = f'<file path="{block.path}"{lines}>{block.resolved_content}</file>'
+                    parts.append({"type": "text", "text": text})
+            content: Any = parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
+            messages.append({"role": "user", "content": content})
+        elif isinstance(message, msgwire.AssistantMessage):
+            text = "".join(b.text for b in message.content if isinstance(b, msgwire.TextBlock))
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            calls = [
+                {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": b.arguments}}
+                for b in message.content
+                if isinstance(b, msgwire.ToolCallBlock)
+            ]
+            if calls:
+                entry["tool_calls"] = calls
+            messages.append(entry)
+        elif isinstance(message, msgwire.ToolResultMessage):
+            text = "".join(b.text for b in message.content if isinstance(b, msgwire.TextBlock))
+            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": text})
+    return json.dumps({"messages": messages}, ensure_ascii=False).encode()
+
+
+@pytest.fixture(scope="module")
+def session() -> msgwire.Session:
+    return build().session
+
+
+@pytest.mark.benchmark(group="to-request-openai")
+def test_to_request_openai_msgwire(benchmark: Any, session: msgwire.Session) -> None:
+    body = benchmark(msgwire.formats.to_request_json, session, "openai")
+    assert len(json.loads(body)["messages"]) > 800
+
+
+@pytest.mark.benchmark(group="to-request-openai")
+def test_to_request_openai_by_hand(benchmark: Any, session: msgwire.Session) -> None:
+    body = benchmark(_by_hand, session)
+    ours = json.loads(msgwire.formats.to_request_json(session, "openai"))["messages"]
+    theirs = json.loads(body)["messages"]
+    assert [m["role"] for m in theirs] == [m["role"] for m in ours]
+    assert [m.get("tool_calls") for m in theirs] == [m.get("tool_calls") for m in ours]

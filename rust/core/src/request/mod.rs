@@ -142,6 +142,31 @@ pub struct Tool<'a> {
     pub parameters: &'a RawValue,
 }
 
+/// A tool as OpenAI Chat and Ollama declare it: `{"type":"function","function":{...}}`.
+#[derive(Serialize)]
+pub(super) struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionDecl<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionDecl<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    parameters: &'a RawValue,
+}
+
+/// The tools of `options` as function declarations (OpenAI Chat, Ollama).
+pub(super) fn function_tools<'a>(options: &'a Options<'_>) -> Vec<FunctionTool<'a>> {
+    let declare = |t: &'a Tool<'_>| FunctionTool {
+        kind: "function",
+        function: FunctionDecl { name: &t.name, description: t.description.as_deref(), parameters: t.parameters },
+    };
+    options.tools.iter().map(declare).collect()
+}
+
 /// Options of [`to_request_json`], readable from JSON (what the Python binding passes).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Options<'a> {

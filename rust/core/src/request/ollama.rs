@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, Target, lower,
-    object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut,
+    Target, function_tools, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{Block, ImageSource, Message};
 use crate::error::Error;
@@ -52,7 +52,7 @@ const TARGET: Target = Target {
 struct Body<'a> {
     messages: Vec<Msg<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolDecl<'a>>,
+    tools: Vec<FunctionTool<'a>>,
 }
 
 #[derive(Serialize)]
@@ -84,21 +84,6 @@ struct Call<'a> {
 struct Function<'a> {
     name: &'a str,
     arguments: Arguments<'a>,
-}
-
-#[derive(Serialize)]
-struct ToolDecl<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: FunctionDecl<'a>,
-}
-
-#[derive(Serialize)]
-struct FunctionDecl<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
-    parameters: &'a RawValue,
 }
 
 /// Strings joined by a blank line, borrowed when there is one.
@@ -231,14 +216,7 @@ pub(super) fn write(
             }
         }
     }
-    let tools = options
-        .tools
-        .iter()
-        .map(|t| ToolDecl {
-            kind: "function",
-            function: FunctionDecl { name: &t.name, description: t.description.as_deref(), parameters: t.parameters },
-        })
-        .collect();
+    let tools = function_tools(options);
     to_vec(&Body { messages: out, tools })
 }
 

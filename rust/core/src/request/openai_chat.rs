@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, BlockOut, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, SystemRole, Target,
-    joined_text, lower, parse_in, plan, result_parts, to_vec,
+    Action, BlockOut, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, SystemRole,
+    Target, function_tools, joined_text, lower, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -41,7 +41,7 @@ const TARGET: Target = Target {
 struct Body<'a> {
     messages: Vec<Msg<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolDecl<'a>>,
+    tools: Vec<FunctionTool<'a>>,
 }
 
 #[derive(Serialize)]
@@ -104,21 +104,6 @@ struct Call<'a> {
 struct Function<'a> {
     name: &'a str,
     arguments: &'a str,
-}
-
-#[derive(Serialize)]
-struct ToolDecl<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: FunctionDecl<'a>,
-}
-
-#[derive(Serialize)]
-struct FunctionDecl<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
-    parameters: &'a RawValue,
 }
 
 /// The content of a message from its parts: one text as a string, otherwise parts.
@@ -222,14 +207,7 @@ pub(super) fn write(
             }
         }
     }
-    let tools = options
-        .tools
-        .iter()
-        .map(|t| ToolDecl {
-            kind: "function",
-            function: FunctionDecl { name: &t.name, description: t.description.as_deref(), parameters: t.parameters },
-        })
-        .collect();
+    let tools = function_tools(options);
     to_vec(&Body { messages: out, tools })
 }
 

@@ -18,6 +18,7 @@ from .errors import (
     ValidationError,
 )
 from .stream import AsyncStream, Decoder, Stream, assemble, astream, stream
+from .transcode import Transcoder, atranscode, transcode
 from .types import (
     SCHEMA_VERSION,
     AssistantMessage,
@@ -105,6 +106,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolError",
     "ToolResultMessage",
+    "Transcoder",
     "TransportError",
     "TruncatedStreamError",
     "UnknownBlock",
@@ -118,12 +120,14 @@ __all__ = [
     "assemble",
     "assistant",
     "astream",
+    "atranscode",
     "dumps",
     "loads",
     "new_id",
     "stream",
     "system_control",
     "tool_result",
+    "transcode",
     "user",
     "validate",
 ]

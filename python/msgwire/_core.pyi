@@ -30,7 +30,9 @@ def from_request_json(data: bytes, dialect: str) -> bytes:
 
 @final
 class Decoder:
-    """One provider stream: every method returns canonical JSON bytes for msgspec to decode."""
+    """One provider stream: every method returns canonical JSON bytes for msgspec to decode.
+
+    With ``target``, ``feed`` and ``finish`` return the stream in that dialect's wire format."""
 
     def __new__(
         cls,
@@ -41,15 +43,16 @@ class Decoder:
         provider: str | None = None,
         events: bool = True,
         partial_args: bool = False,
+        target: str | None = None,
         max_event_size: int | None = None,
         max_line_size: int | None = None,
         max_tool_args_size: int | None = None,
         max_depth: int | None = None,
     ) -> Decoder: ...
     def feed(self, data: bytes | bytearray | memoryview) -> bytes:
-        """Decode the next bytes; the events they completed, as a JSON array."""
+        """Decode the next bytes; the events they completed, as a JSON array (or target bytes)."""
     def finish(self) -> bytes:
-        """End the stream; the last events, as a JSON array."""
+        """End the stream; the last events, as a JSON array (or target bytes)."""
     def abort(self, reason: str) -> None:
         """End the stream because its source failed."""
     def message(self) -> bytes:

@@ -88,7 +88,9 @@ class StreamError(MsgwireError):
     - ``partial_message``: the assistant message assembled so far (``stop_reason = "error"``);
     - ``events``: the events decoded from the last chunk before the failure;
     - ``diagnostics``: what the stream did that was unusual;
-    - ``dialect`` and ``offset``: where, as a byte offset into the stream.
+    - ``dialect`` and ``offset``: where, as a byte offset into the stream;
+    - ``output``: for ``msgwire.transcode``, the last bytes of the rewritten stream, ending with
+      the target dialect's error frame (forward them, so the client sees the failure too).
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class StreamError(MsgwireError):
         self.partial_message: Any = None
         self.events: list[Any] = []
         self.diagnostics: list[Any] = []
+        self.output = b""
 
 
 def fed(feed: Any, chunk: Any) -> tuple[list[Any], StreamError | None]:

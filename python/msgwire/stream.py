@@ -40,7 +40,79 @@ def _decode_message(data: bytes) -> AssistantMessage:
         return message
 
 
-class Decoder:
+def _new_core(
+    dialect: str,
+    *,
+    target: str | None = None,
+    partial_args: bool = False,
+    provider: str | None = None,
+    events: bool = True,
+    max_event_size: int | None = None,
+    max_line_size: int | None = None,
+    max_tool_args_size: int | None = None,
+    max_depth: int | None = None,
+) -> _core.Decoder:
+    if max_depth is not None and not 0 < max_depth <= 200:
+        raise ValueError(f"max_depth must be within 1..200, got {max_depth}")
+    sizes = {
+        "max_event_size": max_event_size,
+        "max_line_size": max_line_size,
+        "max_tool_args_size": max_tool_args_size,
+    }
+    for name, size in sizes.items():
+        if size is not None and size < 0:
+            raise ValueError(f"{name} must be a number of bytes (0 or more), got {size}")
+    return _core.Decoder(
+        dialect,
+        id=new_id(),
+        timestamp=msgspec.json.encode(now())[1:-1].decode(),
+        provider=provider,
+        events=events,
+        partial_args=partial_args,
+        target=target,
+        max_event_size=max_event_size,
+        max_line_size=max_line_size,
+        max_tool_args_size=max_tool_args_size,
+        max_depth=max_depth,
+    )
+
+
+class _CoreStream:
+    """What a ``Decoder`` and a ``Transcoder`` share: the core state of one stream."""
+
+    __slots__ = ("_core",)
+
+    _core: _core.Decoder
+
+    @property
+    def dialect(self) -> str:
+        return self._core.dialect
+
+    @property
+    def offset(self) -> int:
+        """Bytes fed so far."""
+        return self._core.offset
+
+    def abort(self, reason: str) -> None:
+        """End the stream because its source failed; the message stays as it is, failed."""
+        self._core.abort(reason)
+
+    def message(self) -> AssistantMessage:
+        """The message so far: a snapshot, valid at any time, also after a failure."""
+        return _decode_message(self._core.message())
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return _diagnostics.decode(self._core.diagnostics())
+
+    def _annotate(self, error: StreamError, events: list[Event]) -> StreamError:
+        error.events = events
+        error.partial_message = self.message()
+        error.diagnostics = self.diagnostics
+        return error
+
+
+class Decoder(_CoreStream):
     """Push-style decoding of one stream: ``feed(bytes) -> list[Event]``, then ``finish()``.
 
     Options (keyword-only): ``partial_args`` (each ``ToolCallDelta.parsed`` holds the arguments
@@ -49,7 +121,7 @@ class Decoder:
     default) and ``max_depth`` (200).
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ()
 
     def __init__(
         self,
@@ -63,20 +135,8 @@ class Decoder:
         max_tool_args_size: int | None = None,
         max_depth: int | None = None,
     ) -> None:
-        if max_depth is not None and not 0 < max_depth <= 200:
-            raise ValueError(f"max_depth must be within 1..200, got {max_depth}")
-        sizes = {
-            "max_event_size": max_event_size,
-            "max_line_size": max_line_size,
-            "max_tool_args_size": max_tool_args_size,
-        }
-        for name, size in sizes.items():
-            if size is not None and size < 0:
-                raise ValueError(f"{name} must be a number of bytes (0 or more), got {size}")
-        self._core = _core.Decoder(
+        self._core = _new_core(
             dialect,
-            id=new_id(),
-            timestamp=msgspec.json.encode(now())[1:-1].decode(),
             provider=provider,
             events=events,
             partial_args=partial_args,
@@ -85,15 +145,6 @@ class Decoder:
             max_tool_args_size=max_tool_args_size,
             max_depth=max_depth,
         )
-
-    @property
-    def dialect(self) -> str:
-        return self._core.dialect
-
-    @property
-    def offset(self) -> int:
-        """Bytes fed so far."""
-        return self._core.offset
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
         """Decode the next bytes (split anywhere); returns the events they completed.
@@ -121,29 +172,11 @@ class Decoder:
         self.end()
         return self.message()
 
-    def abort(self, reason: str) -> None:
-        """End the stream because its source failed; the message stays as it is, failed."""
-        self._core.abort(reason)
-
-    def message(self) -> AssistantMessage:
-        """The message so far: a snapshot, valid at any time, also after a failure."""
-        return _decode_message(self._core.message())
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return _diagnostics.decode(self._core.diagnostics())
-
     def _raise_failure(self, events: list[Event]) -> None:
         error = self._core.error()
         if error is not None:
             assert isinstance(error, StreamError)  # _core only reports StreamError subclasses
             raise self._annotate(error, events)
-
-    def _annotate(self, error: StreamError, events: list[Event]) -> StreamError:
-        error.events = events
-        error.partial_message = self.message()
-        error.diagnostics = self.diagnostics
-        return error
 
 
 def _chunks(source: Any) -> Iterable[bytes]:
@@ -178,7 +211,7 @@ async def _as_async(chunks: Iterable[bytes]) -> AsyncIterator[bytes]:
         yield chunk
 
 
-def _transport_error(decoder: Decoder, cause: BaseException) -> StreamError:
+def _transport_error(decoder: _CoreStream, cause: BaseException) -> StreamError:
     decoder.abort(f"{type(cause).__name__}: {cause}")
     error = TransportError(
         f"{decoder.dialect} stream: the source failed: {type(cause).__name__}: {cause}",

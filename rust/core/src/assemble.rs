@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
 use crate::error::{Error, ErrorKind};
-use crate::event::{Event, EventBatch};
+use crate::event::{Event, EventBatch, EventSink, SinkContext};
 use crate::limits::Limits;
 use crate::partial::{JsonLimits, PartialJson};
 
@@ -93,6 +93,14 @@ impl Depth {
     }
 }
 
+/// The context a sink gets with each event: borrows the message, the diagnostics and the
+/// offset field by field, so that the event may borrow the message too.
+macro_rules! cx {
+    ($builder:ident) => {
+        SinkContext { message: &$builder.message, diagnostics: &mut $builder.diagnostics, offset: $builder.offset }
+    };
+}
+
 /// Builds one canonical assistant message and the events that describe its arrival.
 #[derive(Debug)]
 pub struct Builder {
@@ -101,7 +109,7 @@ pub struct Builder {
     started: bool,
     finished: bool,
     tools: Vec<Option<ToolState>>,
-    events: Option<EventBatch>,
+    events: Option<Box<dyn EventSink>>,
     diagnostics: Vec<Diagnostic>,
     limits: Limits,
     offset: u64,
@@ -112,6 +120,14 @@ pub struct Builder {
 
 impl Builder {
     pub fn new(options: BuilderOptions) -> Self {
+        let sink = options.record_events.then(|| Box::new(EventBatch::default()) as Box<dyn EventSink>);
+        Self::with_sink(options, sink)
+    }
+
+    /// A builder whose events go to `sink` (another dialect's writer, say) instead of a JSON
+    /// batch; `record_events` is ignored.
+    pub fn with_sink(options: BuilderOptions, sink: Option<Box<dyn EventSink>>) -> Self {
+        let record_events = sink.is_some();
         Self {
             message: AssistantMessage {
                 id: options.id,
@@ -123,11 +139,11 @@ impl Builder {
             started: false,
             finished: false,
             tools: Vec::new(),
-            events: options.record_events.then(EventBatch::default),
+            events: sink,
             diagnostics: Vec::new(),
             limits: options.limits,
             offset: 0,
-            partial_args: options.partial_args && options.record_events,
+            partial_args: options.partial_args && record_events,
             snapshot: Vec::new(),
         }
     }
@@ -158,14 +174,22 @@ impl Builder {
         self.finished
     }
 
-    /// The events written since the last call, as one JSON array.
+    /// The output written since the last call: the events as one JSON array, or the bytes of
+    /// the sink the builder was given.
     pub fn take_events(&mut self) -> Vec<u8> {
-        self.events.as_mut().map_or_else(|| b"[]".to_vec(), EventBatch::take)
+        self.events.as_mut().map_or_else(|| b"[]".to_vec(), |sink| sink.take())
     }
 
     fn emit(&mut self, event: &Event<'_>) {
-        if let Some(batch) = self.events.as_mut() {
-            batch.push(event);
+        if let Some(sink) = self.events.as_mut() {
+            sink.push(event, cx!(self));
+        }
+    }
+
+    /// The stream failed with `error`: the sink writes what its output says about that.
+    pub fn fail_output(&mut self, error: &Error) {
+        if let Some(sink) = self.events.as_mut() {
+            sink.fail(error, cx!(self));
         }
     }
 
@@ -190,8 +214,8 @@ impl Builder {
                 model: self.message.model.as_deref(),
                 provider: Some(&self.provider),
             };
-            if let Some(batch) = self.events.as_mut() {
-                batch.push(&event);
+            if let Some(sink) = self.events.as_mut() {
+                sink.push(&event, cx!(self));
             }
         }
     }
@@ -380,11 +404,11 @@ impl Builder {
         }
         state.begun = true;
         state.reported = block.arguments.len();
-        if let Some(batch) = self.events.as_mut() {
-            batch.push(&Event::ToolCallBegin { index, id: &block.id, name: &block.name });
+        if let Some(sink) = self.events.as_mut() {
+            sink.push(&Event::ToolCallBegin { index, id: &block.id, name: &block.name }, cx!(self));
             if !block.arguments.is_empty() {
                 let parsed = snapshot(state.parser.as_ref(), &mut self.snapshot);
-                batch.push_tool_call_delta(index, &block.arguments, parsed);
+                sink.push_tool_call_delta(index, &block.arguments, parsed, cx!(self));
             }
         }
     }
@@ -455,12 +479,14 @@ impl Builder {
             // A parse error is not the stream's: the call ends up `malformed`, the text kept.
             let _ = parser.feed(fragment);
         }
-        if state.begun {
-            state.reported = block.arguments.len();
-            if let Some(batch) = self.events.as_mut() {
-                let parsed = snapshot(state.parser.as_ref(), &mut self.snapshot);
-                batch.push_tool_call_delta(index, fragment, parsed);
-            }
+        if !state.begun {
+            return Ok(());
+        }
+        state.reported = block.arguments.len();
+        if let Some(sink) = self.events.as_mut() {
+            let parser = self.tools.get(index).and_then(|t| t.as_ref()).and_then(|t| t.parser.as_ref());
+            let parsed = snapshot(parser, &mut self.snapshot);
+            sink.push_tool_call_delta(index, fragment, parsed, cx!(self));
         }
         Ok(())
     }
@@ -533,8 +559,8 @@ impl Builder {
                 state.reported = block.arguments.len();
             }
         }
-        if let (Some(Block::ToolCall(block)), Some(batch)) = (self.message.content.get(index), self.events.as_mut()) {
-            batch.push(&Event::ToolCallEnd { index, block });
+        if let (Some(Block::ToolCall(block)), Some(sink)) = (self.message.content.get(index), self.events.as_mut()) {
+            sink.push(&Event::ToolCallEnd { index, block }, cx!(self));
         }
     }
 
@@ -560,8 +586,8 @@ impl Builder {
             return;
         }
         self.message.usage = Some(usage);
-        if let (Some(usage), Some(batch)) = (self.message.usage.as_ref(), self.events.as_mut()) {
-            batch.push(&Event::Usage { usage });
+        if let (Some(usage), Some(sink)) = (self.message.usage.as_ref(), self.events.as_mut()) {
+            sink.push(&Event::Usage { usage }, cx!(self));
         }
     }
 
@@ -597,9 +623,9 @@ impl Builder {
         }
         self.end_open_tools();
         let stop_reason = self.message.stop_reason;
-        if let Some(batch) = self.events.as_mut() {
+        if let Some(sink) = self.events.as_mut() {
             let raw_stop_reason = self.message.raw_stop_reason.as_deref();
-            batch.push(&Event::MessageEnd { stop_reason, raw_stop_reason });
+            sink.push(&Event::MessageEnd { stop_reason, raw_stop_reason }, cx!(self));
         }
     }
 

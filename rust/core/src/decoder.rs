@@ -8,6 +8,7 @@
 use crate::assemble::{Builder, BuilderOptions};
 use crate::dialect::{Dialect, DialectName, Framing};
 use crate::error::{Error, ErrorKind};
+use crate::event::EventSink;
 use crate::ndjson::NdjsonParser;
 use crate::sse::{SseLimits, SseParser};
 
@@ -35,7 +36,17 @@ impl std::fmt::Debug for StreamDecoder {
 
 impl StreamDecoder {
     pub fn new(name: DialectName, options: BuilderOptions) -> Self {
-        let limits = options.limits;
+        let builder = Builder::new(options);
+        Self::with_builder(name, builder)
+    }
+
+    /// A decoder whose events go to `sink` (see `crate::transcode`) instead of a JSON batch.
+    pub fn with_sink(name: DialectName, options: BuilderOptions, sink: Box<dyn EventSink>) -> Self {
+        Self::with_builder(name, Builder::with_sink(options, Some(sink)))
+    }
+
+    fn with_builder(name: DialectName, builder: Builder) -> Self {
+        let limits = *builder.limits();
         let framer = match name.framing() {
             Framing::Sse => Framer::Sse(SseParser::new(SseLimits {
                 max_line_size: limits.max_line_size,
@@ -47,7 +58,7 @@ impl StreamDecoder {
                 Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size)), name)
             }
         };
-        Self { name, framer, dialect: name.decoder(), builder: Builder::new(options), failure: None, ended: false }
+        Self { name, framer, dialect: name.decoder(), builder, failure: None, ended: false }
     }
 
     pub fn dialect(&self) -> DialectName {
@@ -167,6 +178,7 @@ impl StreamDecoder {
 
     fn fail(&mut self, error: Error) -> Error {
         self.builder.mark_failed();
+        self.builder.fail_output(&error);
         self.failure = Some(error.clone());
         error
     }

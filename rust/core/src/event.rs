@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use crate::canonical::{StopReason, ToolCallBlock, Usage};
+use crate::assemble::Diagnostic;
+use crate::canonical::{AssistantMessage, StopReason, ToolCallBlock, Usage};
+use crate::error::Error;
 
 /// One step of an assistant message arriving. `index` is the position of the block in the
 /// final message's `content`.
@@ -60,6 +62,38 @@ pub enum Event<'a> {
     },
 }
 
+/// What the builder hands each event to, with the message as it stands after the event.
+pub struct SinkContext<'a> {
+    pub message: &'a AssistantMessage,
+    /// Where a sink records what it could not write as it was (see [`Diagnostic`]).
+    pub diagnostics: &'a mut Vec<Diagnostic>,
+    /// The stream offset of the payload being decoded.
+    pub offset: u64,
+}
+
+impl SinkContext<'_> {
+    pub fn diagnostic(&mut self, code: &'static str, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic { code, message: message.into(), offset: self.offset });
+    }
+}
+
+/// Where the events of a stream go: the JSON batch Python reads ([`EventBatch`]), or another
+/// dialect's wire format (`crate::transcode`). Output accumulates until [`EventSink::take`].
+pub trait EventSink: Send + Sync + std::fmt::Debug {
+    fn push(&mut self, event: &Event<'_>, cx: SinkContext<'_>);
+
+    /// A `ToolCallDelta` with the arguments parsed so far (JSON text), when they are parsed.
+    fn push_tool_call_delta(&mut self, index: usize, fragment: &str, _parsed: Option<&[u8]>, cx: SinkContext<'_>) {
+        self.push(&Event::ToolCallDelta { index, fragment }, cx);
+    }
+
+    /// The stream failed: write what the output says about it (nothing, for the JSON batch).
+    fn fail(&mut self, _error: &Error, _cx: SinkContext<'_>) {}
+
+    /// The output written since the last call; the sink is empty afterwards.
+    fn take(&mut self) -> Vec<u8>;
+}
+
 /// Events written one after another into a JSON array: the batch that crosses to Python in
 /// one piece per `feed`.
 #[derive(Debug, Default)]
@@ -106,5 +140,19 @@ impl EventBatch {
         self.json.push(b']');
         self.count = 0;
         std::mem::take(&mut self.json)
+    }
+}
+
+impl EventSink for EventBatch {
+    fn push(&mut self, event: &Event<'_>, _cx: SinkContext<'_>) {
+        EventBatch::push(self, event);
+    }
+
+    fn push_tool_call_delta(&mut self, index: usize, fragment: &str, parsed: Option<&[u8]>, _cx: SinkContext<'_>) {
+        EventBatch::push_tool_call_delta(self, index, fragment, parsed);
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        EventBatch::take(self)
     }
 }

@@ -15,6 +15,7 @@ pub mod ndjson;
 pub mod partial;
 pub mod request;
 pub mod sse;
+pub mod transcode;
 
 pub use decoder::StreamDecoder;
 pub use dialect::DialectName;

@@ -1,7 +1,8 @@
 //! `msgwire._core.Decoder`: one provider stream, fed chunk by chunk from Python.
 //!
 //! Every call returns bytes of canonical JSON (an event batch, the message, the diagnostics)
-//! for Python to decode with one msgspec call. A stream failure does not raise here: `feed`
+//! for Python to decode with one msgspec call; with a `target` dialect, `feed` and `finish`
+//! return the stream rewritten in that dialect's wire format instead (`msgwire.transcode`). A stream failure does not raise here: `feed`
 //! and `finish` still return the events decoded before it, and `error()` gives the exception
 //! to raise, so the Python side can hand out those events first and keep the partial message.
 
@@ -25,7 +26,7 @@ pub struct PyDecoder {
 impl PyDecoder {
     #[new]
     #[pyo3(signature = (
-        dialect, *, id, timestamp, provider=None, events=true, partial_args=false,
+        dialect, *, id, timestamp, provider=None, events=true, partial_args=false, target=None,
         max_event_size=None, max_line_size=None, max_tool_args_size=None, max_depth=None,
     ))]
     #[allow(clippy::too_many_arguments)] // mirrors the keyword arguments of msgwire.stream
@@ -36,13 +37,17 @@ impl PyDecoder {
         provider: Option<String>,
         events: bool,
         partial_args: bool,
+        target: Option<&str>,
         max_event_size: Option<usize>,
         max_line_size: Option<usize>,
         max_tool_args_size: Option<usize>,
         max_depth: Option<usize>,
     ) -> PyResult<Self> {
-        let name: DialectName =
-            dialect.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))?;
+        let parse = |name: &str| -> PyResult<DialectName> {
+            name.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))
+        };
+        let name = parse(dialect)?;
+        let target = target.map(parse).transpose()?;
         let defaults = Limits::default();
         let limits = Limits {
             max_event_size: max_event_size.unwrap_or(defaults.max_event_size),
@@ -58,7 +63,11 @@ impl PyDecoder {
             partial_args,
             limits,
         };
-        Ok(Self { inner: StreamDecoder::new(name, options) })
+        let inner = match target {
+            Some(target) => msgwire_core::transcode::transcoder(name, target, options),
+            None => StreamDecoder::new(name, options),
+        };
+        Ok(Self { inner })
     }
 
     /// Decode the next bytes; returns the events they completed (a JSON array).

@@ -175,7 +175,8 @@ pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Er
     let (error_type, message) = match error {
         serde_json::Value::String(text) => ("error".to_owned(), text.clone()),
         _ => (
-            field("type").or_else(|| field("code")).unwrap_or_else(|| "error".to_owned()),
+            // Gemini's `status` (`RESOURCE_EXHAUSTED`) says more than its numeric `code`.
+            field("type").or_else(|| field("status")).or_else(|| field("code")).unwrap_or_else(|| "error".to_owned()),
             field("message").unwrap_or_else(|| error.to_string()),
         ),
     };

@@ -1,0 +1,155 @@
+"""Stream transcoding for gateways: one provider's stream in, another provider's stream out.
+
+``transcode(source, "anthropic", "openai")`` yields OpenAI Chat Completions chunks
+(``data: {...}`` ... ``data: [DONE]``) as the Anthropic stream arrives, and every other pair
+of the five dialects the same way. The rewriting runs in the Rust core
+(``rust/core/src/transcode/``); see its module documentation for what each target carries.
+
+When the source fails (the provider reports an error, the stream is cut, the data is
+malformed, a limit is exceeded), the output ends with the target dialect's error frame
+(``data: {"error": ...}``, ``event: error``, ``response.failed``, ...) and then the
+``StreamError`` is raised, carrying the partial message; its ``output`` holds the bytes the
+failing chunk produced, already yielded by ``transcode``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from .errors import StreamError
+from .stream import _achunks, _chunks, _CoreStream, _new_core, _transport_error
+
+__all__ = ["Transcoder", "atranscode", "transcode"]
+
+
+class Transcoder(_CoreStream):
+    """Push-style transcoding: ``feed(bytes) -> bytes`` of the target stream, then ``finish()``.
+
+    ``message()`` and ``diagnostics`` describe the source stream as ``Decoder`` does. Options
+    (keyword-only): ``provider`` and the limits of ``Decoder``.
+    """
+
+    __slots__ = ("target",)
+
+    def __init__(
+        self,
+        source_dialect: str,
+        target_dialect: str,
+        *,
+        provider: str | None = None,
+        max_event_size: int | None = None,
+        max_line_size: int | None = None,
+        max_tool_args_size: int | None = None,
+        max_depth: int | None = None,
+    ) -> None:
+        self._core = _new_core(
+            source_dialect,
+            target=target_dialect,
+            provider=provider,
+            max_event_size=max_event_size,
+            max_line_size=max_line_size,
+            max_tool_args_size=max_tool_args_size,
+            max_depth=max_depth,
+        )
+        self.target = target_dialect
+
+    def feed(self, data: bytes | bytearray | memoryview) -> bytes:
+        """Read the next source bytes (split anywhere); returns the target bytes they completed.
+
+        Raises a ``StreamError`` when the source fails; its ``output`` holds this chunk's target
+        bytes, the target's error frame last.
+        """
+        if type(data) is not bytes:
+            data = bytes(data)
+        output = self._core.feed(data)
+        if self._core.ended:
+            self._raise_failure(output)
+        return output
+
+    def finish(self) -> bytes:
+        """The source ended: the last target bytes, its terminal marker included; or raises
+        (a truncated source, say), with the target's error frame in ``output``."""
+        output = self._core.finish()
+        self._raise_failure(output)
+        return output
+
+    def fail(self, reason: str) -> bytes:
+        """The source failed outside the stream (a network error): the target's error frame."""
+        self._core.abort(reason)
+        return self._core.finish()
+
+    def _raise_failure(self, output: bytes) -> None:
+        error = self._core.error()
+        if error is not None:
+            assert isinstance(error, StreamError)  # _core only reports StreamError subclasses
+            self._annotate(error, [])
+            error.output = output
+            raise error
+
+
+def _failed_source(transcoder: Transcoder, cause: BaseException) -> StreamError:
+    error = _transport_error(transcoder, cause)
+    error.output = transcoder._core.finish()
+    return error
+
+
+def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> Iterator[bytes]:
+    """The stream of ``source`` (bytes, an iterable of bytes, a file, an httpx / requests
+    response) rewritten from ``from_dialect`` to ``to_dialect``, chunk by chunk as it arrives.
+
+    On a failure the target's error frame is yielded, then the ``StreamError`` raised.
+    """
+    transcoder = Transcoder(from_dialect, to_dialect, **options)
+    chunks = iter(_chunks(source))
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            break
+        except Exception as cause:
+            failure = _failed_source(transcoder, cause)
+            yield failure.output
+            raise failure from cause
+        try:
+            output = transcoder.feed(chunk)
+        except StreamError as failure:
+            yield failure.output
+            raise
+        if output:
+            yield output
+    try:
+        output = transcoder.finish()
+    except StreamError as failure:
+        yield failure.output
+        raise
+    yield output
+
+
+async def atranscode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> AsyncIterator[bytes]:
+    """``transcode`` for ``async for``: the source is an async iterable of bytes or an httpx /
+    aiohttp response."""
+    transcoder = Transcoder(from_dialect, to_dialect, **options)
+    chunks = _achunks(source)
+    while True:
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+        except Exception as cause:
+            failure = _failed_source(transcoder, cause)
+            yield failure.output
+            raise failure from cause
+        try:
+            output = transcoder.feed(chunk)
+        except StreamError as failure:
+            yield failure.output
+            raise
+        if output:
+            yield output
+    try:
+        output = transcoder.finish()
+    except StreamError as failure:
+        yield failure.output
+        raise
+    yield output

@@ -1,0 +1,129 @@
+//! Writes an Anthropic Messages stream: `message_start`, per block `content_block_start`,
+//! `content_block_delta`s (`text_delta`, `thinking_delta`, `signature_delta`,
+//! `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason and the
+//! cumulative usage) and `message_stop`. A failure is an `event: error`.
+
+use crate::canonical::{AssistantMessage, Block, StopReason, Usage};
+use crate::dialect::DialectName;
+use crate::error::Error;
+
+use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, stop_string, usage_of};
+
+#[derive(Debug)]
+pub(crate) struct Anthropic {
+    source: DialectName,
+    /// Blocks opened so far; the open one is `blocks - 1`.
+    blocks: usize,
+}
+
+impl Anthropic {
+    pub(crate) fn new(source: DialectName) -> Self {
+        Self { source, blocks: 0 }
+    }
+
+    fn block_delta(&self, out: &mut Vec<u8>, kind: &str, field: &str, value: &str) {
+        out.extend_from_slice(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":");
+        json_num(out, self.blocks.saturating_sub(1) as u64);
+        out.extend_from_slice(b",\"delta\":{\"type\":\"");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\",\"");
+        out.extend_from_slice(field.as_bytes());
+        out.extend_from_slice(b"\":");
+        json_str(out, value);
+        out.extend_from_slice(b"}}\n\n");
+    }
+}
+
+fn stop_reason(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Length => "max_tokens",
+        StopReason::ToolUse => "tool_use",
+        StopReason::Pause => "pause_turn",
+        StopReason::Refusal | StopReason::ContentFilter => "refusal",
+        _ => "end_turn",
+    }
+}
+
+/// Usage as Anthropic counts it: `input_tokens` excludes cache reads and writes.
+fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
+    let uncached = usage.input_tokens.saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens);
+    out.extend_from_slice(b"{\"input_tokens\":");
+    json_num(out, uncached);
+    out.extend_from_slice(b",\"cache_creation_input_tokens\":");
+    json_num(out, usage.cache_write_tokens);
+    out.extend_from_slice(b",\"cache_read_input_tokens\":");
+    json_num(out, usage.cache_read_tokens);
+    out.extend_from_slice(b",\"output_tokens\":");
+    json_num(out, usage.output_tokens);
+    out.push(b'}');
+}
+
+impl Encoder for Anthropic {
+    fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
+        out.extend_from_slice(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":");
+        json_str(out, &response_id(message, "msg_"));
+        out.extend_from_slice(b",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+        json_str(out, message.model.as_deref().unwrap_or(""));
+        out.extend_from_slice(b",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":");
+        write_usage(out, &usage_of(message));
+        out.extend_from_slice(b"}}\n\n");
+    }
+
+    fn open(&mut self, out: &mut Vec<u8>, block: &Block) {
+        out.extend_from_slice(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":");
+        json_num(out, self.blocks as u64);
+        self.blocks += 1;
+        out.extend_from_slice(b",\"content_block\":");
+        match block {
+            Block::Thinking(thinking) => match thinking.redacted.as_deref() {
+                Some(data) => {
+                    out.extend_from_slice(b"{\"type\":\"redacted_thinking\",\"data\":");
+                    json_str(out, data);
+                    out.push(b'}');
+                }
+                None => out.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}"),
+            },
+            Block::ToolCall(call) => {
+                out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
+                json_str(out, &call.id);
+                out.extend_from_slice(b",\"name\":");
+                json_str(out, &call.name);
+                out.extend_from_slice(b",\"input\":{}}");
+            }
+            _ => out.extend_from_slice(b"{\"type\":\"text\",\"text\":\"\"}"),
+        }
+        out.extend_from_slice(b"}\n\n");
+    }
+
+    fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>) {
+        match delta {
+            Delta::Text(text) => self.block_delta(out, "text_delta", "text", text),
+            Delta::Thinking(text) => self.block_delta(out, "thinking_delta", "thinking", text),
+            Delta::Signature(signature) => self.block_delta(out, "signature_delta", "signature", signature),
+            Delta::Arguments(fragment) => self.block_delta(out, "input_json_delta", "partial_json", fragment),
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>, _block: &Block) {
+        out.extend_from_slice(b"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":");
+        json_num(out, self.blocks.saturating_sub(1) as u64);
+        out.extend_from_slice(b"}\n\n");
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
+        out.extend_from_slice(b"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
+        json_str(out, stop_string(message, self.source, DialectName::Anthropic, stop_reason));
+        out.extend_from_slice(b",\"stop_sequence\":null},\"usage\":");
+        write_usage(out, &usage_of(message));
+        out.extend_from_slice(b"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    }
+
+    fn fail(&mut self, out: &mut Vec<u8>, error: &Error, _message: &AssistantMessage) {
+        let (kind, text) = error_parts(error);
+        out.extend_from_slice(b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":");
+        json_str(out, kind);
+        out.extend_from_slice(b",\"message\":");
+        json_str(out, &text);
+        out.extend_from_slice(b"}}\n\n");
+    }
+}

@@ -1,0 +1,132 @@
+//! Writes a Gemini `streamGenerateContent?alt=sse` stream: each chunk a `GenerateContentResponse`
+//! whose parts are deltas (`{"text"}`, `{"text", "thought": true}`, a `thoughtSignature`),
+//! function calls whole (`{"functionCall": {"id", "name", "args"}}`, written when the call is
+//! complete), and a last chunk with `finishReason` and `usageMetadata`. Google ends events
+//! with CRLF pairs; so does this. A failure is a chunk holding `{"error": {...}}`.
+
+use crate::canonical::{AssistantMessage, Block, StopReason};
+use crate::dialect::DialectName;
+use crate::error::Error;
+
+use super::{
+    Delta, Encoder, error_parts, json_num, json_object_arguments, json_str, response_id, stop_string, usage_of,
+};
+
+#[derive(Debug)]
+pub(crate) struct Gemini {
+    source: DialectName,
+    /// `,"modelVersion":..,"responseId":..}` — every chunk ends with it.
+    tail: Vec<u8>,
+}
+
+const PARTS: &[u8] = b"data: {\"candidates\":[{\"content\":{\"parts\":[";
+const END: &[u8] = b"\r\n\r\n";
+
+impl Gemini {
+    pub(crate) fn new(source: DialectName) -> Self {
+        Self { source, tail: b"}".to_vec() }
+    }
+
+    fn chunk(&self, out: &mut Vec<u8>, part: impl FnOnce(&mut Vec<u8>)) {
+        out.extend_from_slice(PARTS);
+        part(out);
+        out.extend_from_slice(b"],\"role\":\"model\"},\"index\":0}]");
+        out.extend_from_slice(&self.tail);
+        out.extend_from_slice(END);
+    }
+}
+
+fn finish_reason(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Length => "MAX_TOKENS",
+        StopReason::ContentFilter | StopReason::Refusal => "SAFETY",
+        StopReason::Error => "OTHER",
+        _ => "STOP",
+    }
+}
+
+impl Encoder for Gemini {
+    fn start(&mut self, _out: &mut Vec<u8>, message: &AssistantMessage) {
+        self.tail.clear();
+        self.tail.extend_from_slice(b",\"modelVersion\":");
+        json_str(&mut self.tail, message.model.as_deref().unwrap_or(""));
+        self.tail.extend_from_slice(b",\"responseId\":");
+        json_str(&mut self.tail, &response_id(message, ""));
+        self.tail.push(b'}');
+    }
+
+    fn open(&mut self, _out: &mut Vec<u8>, _block: &Block) {}
+
+    fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>) {
+        match delta {
+            Delta::Text(text) => self.chunk(out, |out| {
+                out.extend_from_slice(b"{\"text\":");
+                json_str(out, text);
+                out.push(b'}');
+            }),
+            Delta::Thinking(text) => self.chunk(out, |out| {
+                out.extend_from_slice(b"{\"text\":");
+                json_str(out, text);
+                out.extend_from_slice(b",\"thought\":true}");
+            }),
+            Delta::Signature(signature) => self.chunk(out, |out| {
+                out.extend_from_slice(b"{\"thought\":true,\"thoughtSignature\":");
+                json_str(out, signature);
+                out.push(b'}');
+            }),
+            Delta::Arguments(_) => {} // the call goes out whole when it closes
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
+        let Block::ToolCall(call) = block else { return };
+        self.chunk(out, |out| {
+            out.extend_from_slice(b"{\"functionCall\":{");
+            if !call.id.is_empty() {
+                out.extend_from_slice(b"\"id\":");
+                json_str(out, &call.id);
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"name\":");
+            json_str(out, &call.name);
+            out.extend_from_slice(b",\"args\":");
+            json_object_arguments(out, &call.arguments);
+            out.extend_from_slice(b"}}");
+        });
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
+        let usage = usage_of(message);
+        out.extend_from_slice(PARTS);
+        out.extend_from_slice(b"],\"role\":\"model\"},\"finishReason\":");
+        json_str(out, stop_string(message, self.source, DialectName::Gemini, finish_reason));
+        out.extend_from_slice(b",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":");
+        json_num(out, usage.input_tokens);
+        // Gemini counts thoughts apart from the candidates.
+        out.extend_from_slice(b",\"candidatesTokenCount\":");
+        json_num(out, usage.output_tokens.saturating_sub(usage.reasoning_tokens));
+        if usage.reasoning_tokens > 0 {
+            out.extend_from_slice(b",\"thoughtsTokenCount\":");
+            json_num(out, usage.reasoning_tokens);
+        }
+        if usage.cache_read_tokens > 0 {
+            out.extend_from_slice(b",\"cachedContentTokenCount\":");
+            json_num(out, usage.cache_read_tokens);
+        }
+        out.extend_from_slice(b",\"totalTokenCount\":");
+        json_num(out, usage.input_tokens + usage.output_tokens);
+        out.push(b'}');
+        out.extend_from_slice(&self.tail);
+        out.extend_from_slice(END);
+    }
+
+    fn fail(&mut self, out: &mut Vec<u8>, error: &Error, _message: &AssistantMessage) {
+        let (kind, text) = error_parts(error);
+        out.extend_from_slice(b"data: {\"error\":{\"code\":500,\"message\":");
+        json_str(out, &text);
+        out.extend_from_slice(b",\"status\":");
+        json_str(out, kind);
+        out.extend_from_slice(b"}}");
+        out.extend_from_slice(END);
+    }
+}

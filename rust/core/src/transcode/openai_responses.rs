@@ -1,0 +1,331 @@
+//! Writes an OpenAI Responses stream: `response.created` and `.in_progress`, then per block an
+//! output item: `message` (`content_part.added`, `output_text.delta`s, the `.done` events),
+//! `reasoning` (summary text deltas; a signature becomes the item's `encrypted_content`) or
+//! `function_call` (`function_call_arguments.delta`s and `.done`); each item added, then done
+//! whole. It ends with `response.completed` (or `.incomplete` when cut by a limit or a filter)
+//! carrying the whole response. Every event has its `sequence_number`. A failure is an `error`
+//! event followed by `response.failed`.
+//!
+//! Canonical blocks keep no item ids, so items get ids made from the message id and their
+//! position (`msg_`, `rs_`, `fc_` as OpenAI's own prefixes).
+
+use crate::canonical::{AssistantMessage, Block, StopReason};
+use crate::error::Error;
+
+use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, unix_seconds, usage_of};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Message,
+    Reasoning,
+    Call,
+}
+
+#[derive(Debug)]
+struct Item {
+    kind: Kind,
+    id: String,
+    /// The block it is written from, as it was when the item closed (for the final response).
+    block: Block,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct OpenAiResponses {
+    sequence: u64,
+    /// The `response` object's fields before `status` (`id`, `object`, `created_at`).
+    head: Vec<u8>,
+    /// The fields after `output` and `usage` (model and the request echo).
+    model: Vec<u8>,
+    items: Vec<Item>,
+    /// A reasoning item's summary part was added (on its first text).
+    summary_open: bool,
+    /// The end of the message id: item ids are `msg_<stem>_<n>`, unique across messages.
+    stem: String,
+}
+
+impl OpenAiResponses {
+    pub(crate) fn new(_source: crate::dialect::DialectName) -> Self {
+        Self::default()
+    }
+
+    /// `data: {"type":<kind>,"sequence_number":N` — the caller writes the rest and `}\n\n`.
+    fn event(&mut self, out: &mut Vec<u8>, kind: &str) {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\ndata: {\"type\":\"");
+        out.extend_from_slice(kind.as_bytes());
+        out.extend_from_slice(b"\",\"sequence_number\":");
+        json_num(out, self.sequence);
+        self.sequence += 1;
+    }
+
+    /// `,"item_id":..,"output_index":N` of the open item.
+    fn item_ref(&self, out: &mut Vec<u8>) {
+        let index = self.items.len().saturating_sub(1);
+        out.extend_from_slice(b",\"item_id\":");
+        json_str(out, self.items.last().map_or("", |item| item.id.as_str()));
+        out.extend_from_slice(b",\"output_index\":");
+        json_num(out, index as u64);
+    }
+
+    fn response(&self, out: &mut Vec<u8>, status: &str, message: &AssistantMessage, end: Option<&[u8]>) {
+        out.extend_from_slice(&self.head);
+        out.extend_from_slice(b",\"status\":\"");
+        out.extend_from_slice(status.as_bytes());
+        out.extend_from_slice(b"\",\"output\":[");
+        if end.is_some() {
+            for (i, item) in self.items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_item(out, item, "completed");
+            }
+        }
+        out.extend_from_slice(b"]");
+        out.extend_from_slice(end.unwrap_or(b",\"error\":null,\"incomplete_details\":null"));
+        if let Some(usage) = message.usage.as_ref().filter(|_| end.is_some()).map(|_| usage_of(message)) {
+            out.extend_from_slice(b",\"usage\":{\"input_tokens\":");
+            json_num(out, usage.input_tokens);
+            out.extend_from_slice(b",\"input_tokens_details\":{\"cached_tokens\":");
+            json_num(out, usage.cache_read_tokens);
+            out.extend_from_slice(b"},\"output_tokens\":");
+            json_num(out, usage.output_tokens);
+            out.extend_from_slice(b",\"output_tokens_details\":{\"reasoning_tokens\":");
+            json_num(out, usage.reasoning_tokens);
+            out.extend_from_slice(b"},\"total_tokens\":");
+            json_num(out, usage.input_tokens + usage.output_tokens);
+            out.push(b'}');
+        }
+        out.extend_from_slice(&self.model);
+    }
+}
+
+/// One output item as `output_item.added` (`status` `in_progress`, nothing yet) or `.done` and
+/// the final response (`completed`, whole) carry it.
+fn write_item(out: &mut Vec<u8>, item: &Item, status: &str) {
+    let done = status == "completed";
+    out.extend_from_slice(b"{\"id\":");
+    json_str(out, &item.id);
+    match (&item.block, item.kind) {
+        (Block::ToolCall(call), Kind::Call) => {
+            out.extend_from_slice(b",\"type\":\"function_call\",\"status\":\"");
+            out.extend_from_slice(status.as_bytes());
+            out.extend_from_slice(b"\",\"arguments\":");
+            json_str(out, if done { &call.arguments } else { "" });
+            out.extend_from_slice(b",\"call_id\":");
+            json_str(out, &call.id);
+            out.extend_from_slice(b",\"name\":");
+            json_str(out, &call.name);
+        }
+        (Block::Thinking(thinking), Kind::Reasoning) => {
+            out.extend_from_slice(b",\"type\":\"reasoning\",\"summary\":[");
+            if done && !thinking.thinking.is_empty() {
+                out.extend_from_slice(b"{\"type\":\"summary_text\",\"text\":");
+                json_str(out, &thinking.thinking);
+                out.push(b'}');
+            }
+            out.push(b']');
+            let encrypted = thinking.signature.as_deref().or(thinking.redacted.as_deref());
+            if let Some(encrypted) = encrypted.filter(|_| done) {
+                out.extend_from_slice(b",\"encrypted_content\":");
+                json_str(out, encrypted);
+            }
+        }
+        (block, _) => {
+            out.extend_from_slice(b",\"type\":\"message\",\"status\":\"");
+            out.extend_from_slice(status.as_bytes());
+            out.extend_from_slice(b"\",\"role\":\"assistant\",\"content\":[");
+            if let (true, Block::Text(text)) = (done, block) {
+                write_text_part(out, &text.text);
+            }
+            out.push(b']');
+        }
+    }
+    out.push(b'}');
+}
+
+fn write_text_part(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(b"{\"type\":\"output_text\",\"text\":");
+    json_str(out, text);
+    out.extend_from_slice(b",\"annotations\":[]}");
+}
+
+impl Encoder for OpenAiResponses {
+    fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
+        self.stem = message.id.chars().filter(char::is_ascii_alphanumeric).collect();
+        self.stem.drain(..self.stem.len().saturating_sub(12));
+        self.head.extend_from_slice(b"{\"id\":");
+        json_str(&mut self.head, &response_id(message, "resp_"));
+        self.head.extend_from_slice(b",\"object\":\"response\",\"created_at\":");
+        json_num(&mut self.head, unix_seconds(&message.timestamp));
+        self.model.extend_from_slice(b",\"model\":");
+        json_str(&mut self.model, message.model.as_deref().unwrap_or(""));
+        self.model.extend_from_slice(
+            b",\"instructions\":null,\"metadata\":{},\"parallel_tool_calls\":true,\"temperature\":null,\
+              \"tool_choice\":\"auto\",\"tools\":[],\"top_p\":null}",
+        );
+        for kind in ["response.created", "response.in_progress"] {
+            self.event(out, kind);
+            out.extend_from_slice(b",\"response\":");
+            self.response(out, "in_progress", message, None);
+            out.extend_from_slice(b"}\n\n");
+        }
+    }
+
+    fn open(&mut self, out: &mut Vec<u8>, block: &Block) {
+        let (kind, prefix) = match block {
+            Block::ToolCall(_) => (Kind::Call, "fc_"),
+            Block::Thinking(_) => (Kind::Reasoning, "rs_"),
+            _ => (Kind::Message, "msg_"),
+        };
+        let id = format!("{prefix}{}_{}", self.stem, self.items.len());
+        self.items.push(Item { kind, id, block: block.clone() });
+        self.summary_open = false;
+        self.event(out, "response.output_item.added");
+        out.extend_from_slice(b",\"output_index\":");
+        json_num(out, (self.items.len() - 1) as u64);
+        out.extend_from_slice(b",\"item\":");
+        if let Some(item) = self.items.last() {
+            write_item(out, item, "in_progress");
+        }
+        out.extend_from_slice(b"}\n\n");
+        if kind == Kind::Message {
+            self.event(out, "response.content_part.added");
+            self.item_ref(out);
+            out.extend_from_slice(b",\"content_index\":0,\"part\":");
+            write_text_part(out, "");
+            out.extend_from_slice(b"}\n\n");
+        }
+    }
+
+    fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>) {
+        match delta {
+            Delta::Text(text) => {
+                self.event(out, "response.output_text.delta");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"content_index\":0,\"delta\":");
+                json_str(out, text);
+                out.extend_from_slice(b",\"logprobs\":[]}\n\n");
+            }
+            Delta::Thinking(text) => {
+                if !self.summary_open {
+                    self.summary_open = true;
+                    self.event(out, "response.reasoning_summary_part.added");
+                    self.item_ref(out);
+                    out.extend_from_slice(
+                        b",\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":\"\"}}\n\n",
+                    );
+                }
+                self.event(out, "response.reasoning_summary_text.delta");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"summary_index\":0,\"delta\":");
+                json_str(out, text);
+                out.extend_from_slice(b"}\n\n");
+            }
+            Delta::Arguments(fragment) => {
+                self.event(out, "response.function_call_arguments.delta");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"delta\":");
+                json_str(out, fragment);
+                out.extend_from_slice(b"}\n\n");
+            }
+            Delta::Signature(_) => {} // the item's encrypted_content, written when it is done
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
+        let Some(item) = self.items.last_mut() else { return };
+        item.block = block.clone();
+        let kind = item.kind;
+        match (kind, block) {
+            (Kind::Message, Block::Text(text)) => {
+                self.event(out, "response.output_text.done");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"content_index\":0,\"text\":");
+                json_str(out, &text.text);
+                out.extend_from_slice(b",\"logprobs\":[]}\n\n");
+                self.event(out, "response.content_part.done");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"content_index\":0,\"part\":");
+                write_text_part(out, &text.text);
+                out.extend_from_slice(b"}\n\n");
+            }
+            (Kind::Reasoning, Block::Thinking(thinking)) if self.summary_open => {
+                self.event(out, "response.reasoning_summary_text.done");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"summary_index\":0,\"text\":");
+                json_str(out, &thinking.thinking);
+                out.extend_from_slice(b"}\n\n");
+                self.event(out, "response.reasoning_summary_part.done");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":");
+                json_str(out, &thinking.thinking);
+                out.extend_from_slice(b"}}\n\n");
+            }
+            (Kind::Call, Block::ToolCall(call)) => {
+                self.event(out, "response.function_call_arguments.done");
+                self.item_ref(out);
+                out.extend_from_slice(b",\"arguments\":");
+                json_str(out, &call.arguments);
+                out.extend_from_slice(b"}\n\n");
+            }
+            _ => {}
+        }
+        self.event(out, "response.output_item.done");
+        out.extend_from_slice(b",\"output_index\":");
+        json_num(out, (self.items.len() - 1) as u64);
+        out.extend_from_slice(b",\"item\":");
+        if let Some(item) = self.items.last() {
+            write_item(out, item, "completed");
+        }
+        out.extend_from_slice(b"}\n\n");
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
+        let incomplete = match message.stop_reason {
+            Some(StopReason::Length) => Some("max_output_tokens"),
+            Some(StopReason::ContentFilter) => Some("content_filter"),
+            _ => None,
+        };
+        let mut end = b",\"error\":null,\"incomplete_details\":".to_vec();
+        match incomplete {
+            Some(reason) => {
+                end.extend_from_slice(b"{\"reason\":\"");
+                end.extend_from_slice(reason.as_bytes());
+                end.extend_from_slice(b"\"}");
+            }
+            None => end.extend_from_slice(b"null"),
+        }
+        let (kind, status) = if incomplete.is_some() {
+            ("response.incomplete", "incomplete")
+        } else {
+            ("response.completed", "completed")
+        };
+        self.event(out, kind);
+        out.extend_from_slice(b",\"response\":");
+        self.response(out, status, message, Some(&end));
+        out.extend_from_slice(b"}\n\n");
+    }
+
+    fn fail(&mut self, out: &mut Vec<u8>, error: &Error, message: &AssistantMessage) {
+        let (kind, text) = error_parts(error);
+        self.event(out, "error");
+        out.extend_from_slice(b",\"code\":");
+        json_str(out, kind);
+        out.extend_from_slice(b",\"message\":");
+        json_str(out, &text);
+        out.extend_from_slice(b",\"param\":null}\n\n");
+        if self.head.is_empty() {
+            return; // nothing started: there is no response to fail
+        }
+        let mut end = b",\"error\":{\"code\":".to_vec();
+        json_str(&mut end, kind);
+        end.extend_from_slice(b",\"message\":");
+        json_str(&mut end, &text);
+        end.extend_from_slice(b"},\"incomplete_details\":null");
+        self.event(out, "response.failed");
+        out.extend_from_slice(b",\"response\":");
+        self.response(out, "failed", message, Some(&end));
+        out.extend_from_slice(b"}\n\n");
+    }
+}

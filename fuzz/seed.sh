@@ -32,6 +32,26 @@ seed anthropic "$wire"/anthropic/*.sse
 seed gemini "$wire"/gemini/*.sse
 seed ollama "$wire"/ollama/*.ndjson
 
+# transcode: the mode byte names the source (bits 0-2) and the target (bits 3-5), in the order
+# of DialectName::ALL (openai, openai-responses, anthropic, gemini, ollama); every recording
+# goes to every target.
+seed_transcode() {
+    local source=$1
+    shift
+    mkdir -p "$out/transcode"
+    for file in "$@"; do
+        for target in 0 1 2 3 4; do
+            mode=$(printf '\\x%02x' $((source | target << 3)))
+            { printf "$mode"'\x02\x05\x0b'; cat "$file"; } >"$out/transcode/seed-$target-$(basename "$file")"
+        done
+    done
+}
+seed_transcode 0 "$wire"/openai/chat-*.sse "$wire"/openai-compat/*.sse
+seed_transcode 1 "$wire"/openai/responses-*.sse
+seed_transcode 2 "$wire"/anthropic/*.sse
+seed_transcode 3 "$wire"/gemini/*.sse
+seed_transcode 4 "$wire"/ollama/*.ndjson
+
 # The canonical target reads the whole input as a session: no header.
 mkdir -p "$out/canonical"
 cp examples/session.json fuzz/seeds/canonical/*.json "$out/canonical/"

@@ -16,6 +16,7 @@ pub mod dialect;
 pub mod ndjson;
 pub mod partial_json;
 pub mod sse;
+pub mod transcode;
 
 use arbitrary::Unstructured;
 

@@ -2,12 +2,16 @@
 conversion people write by hand (Python dicts, then ``json.dumps``), same session, same run.
 
 Group ``to-request-openai``: msgwire writes the Chat Completions ``messages`` in Rust from the
-canonical JSON; the hand-written version walks the Structs and builds the same dicts. The
-untimed check compares the two payloads after decoding, so both do the same work.
+canonical JSON; the hand-written version walks the Structs and builds the same dicts; and
+pydantic-ai maps the same conversation (its own message types, from ``benches.workload``) with
+``OpenAIChatModel._map_messages``, the step it runs before every request, then ``json.dumps``
+as its client does. The untimed checks compare the payloads after decoding, so all do the same
+work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -72,3 +76,27 @@ def test_to_request_openai_by_hand(benchmark: Any, session: msgwire.Session) -> 
     theirs = json.loads(body)["messages"]
     assert [m["role"] for m in theirs] == [m["role"] for m in ours]
     assert [m.get("tool_calls") for m in theirs] == [m.get("tool_calls") for m in ours]
+
+
+@pytest.mark.benchmark(group="to-request-openai")
+def test_to_request_openai_pydantic_ai(benchmark: Any) -> None:
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    workload = build()
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
+    parameters = ModelRequestParameters()
+
+    def convert() -> bytes:
+        messages = asyncio.run(model._map_messages(workload.pydantic_ai, parameters))
+        return json.dumps(messages, ensure_ascii=False).encode()
+
+    body = benchmark(convert)
+    ours = json.loads(msgwire.formats.to_request_json(workload.session, "openai"))["messages"]
+    theirs = json.loads(body)
+    # pydantic-ai merges consecutive results into one request and has no system_control: the
+    # conversation is the same, message for message, from the first user turn on
+    assert [m.get("tool_call_id") for m in theirs if m["role"] == "tool"] == [
+        m["tool_call_id"] for m in ours if m["role"] == "tool"
+    ]

@@ -1,5 +1,5 @@
 """The README's main job, `make demo`, runs `python -m msgwire demo`: it must work and say
-what it shows."""
+what it shows (not on a terminal here, so the recordings are decoded without the replay pace)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,36 @@ def test_demo_runs_and_shows_every_message_type() -> None:
         assert f"\n      {block} " in out, block
     assert "Rust reads and rewrites them identically: True" in out
     assert "get_weather" in out  # the legacy rows were migrated
+
+
+def test_demo_replays_every_dialect_converts_and_compares_speed() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "msgwire", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    # 4. one recording per dialect, each assembled (a panel titled with provider and model)
+    for provider, model in (
+        ("openai", "gpt-4o-2024-08-06"),
+        ("anthropic", "claude-sonnet-4-20250514"),
+        ("openai", "gpt-5.5-2026-04-23"),
+        ("gemini", "gemini-2.5-pro"),
+        ("ollama", "gpt-oss:120b"),
+    ):
+        assert f"assistant · {provider} · {model} · stop=" in out, model
+    assert "⚙ get_weather" in out  # tool calls with their arguments
+    assert '"city": "Mexico City"' in out
+    # ... and the one that fails mid-stream: the error, its byte offset, the partial message
+    assert "✗ ProviderError at byte 27760" in out
+    assert "the partial message is kept: 1 block(s), stop_reason=error" in out
+    # 5. a conversion across providers with its loss report
+    assert "anthropic → openai: 2 lossy step(s)" in out
+    assert "the target's requests carry no thinking" in out
+    # 6. the speed comparison: msgwire and at least the openai SDK measured side by side
+    assert "msgwire beside its peers" in out
+    assert "openai SDK" in out
+    assert "reference" in out
+    assert "error:" not in out.split("6. Speed")[1]  # every peer's result matched msgwire's
 
 
 def test_unknown_command_fails_with_usage() -> None:

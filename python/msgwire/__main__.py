@@ -1,4 +1,4 @@
-"""``python -m msgwire``: the command line (see ``cli.py``)."""
+"""``python -m msgwire``: the command line (see ``cli/``)."""
 
 from .cli import main
 

@@ -51,7 +51,9 @@ def test_demo_replays_every_dialect_converts_and_compares_speed() -> None:
     assert "msgwire beside its peers" in out
     assert "openai SDK" in out
     assert "reference" in out
-    assert "error:" not in out.split("6. Speed")[1]  # every peer's result matched msgwire's
+    assert "error:" not in out.split("7. Speed")[1]  # every peer's result matched msgwire's
+    assert "read back as OpenAI chunks: the same text, reasoning and usage: True" in out
+    assert "data: [DONE]" in out
 
 
 def test_unknown_command_fails_with_usage() -> None:

@@ -16,6 +16,7 @@ from the id) are replaced by placeholders before anything is compared.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import itertools
@@ -1940,3 +1941,15 @@ def test_threads_assemble_at_the_same_time() -> None:
             assert isinstance(call, ToolCallBlock)
             assert call.parsed_arguments() == arguments
             assert message.stop_reason == "tool_use"
+
+
+def test_offset_stays_the_stream_length_after_end() -> None:
+    """``offset`` counts the bytes fed; ending the stream must not reset it (the framers are
+    readied for a new stream by ``finish``)."""
+    for path in FIXTURES:
+        data = path.read_bytes()
+        decoder = msgwire.Decoder(dialect_of(path))
+        with contextlib.suppress(msgwire.StreamError):
+            decoder.feed(data)
+            decoder.end()
+        assert decoder.offset == len(data), path.name

@@ -6,7 +6,8 @@
 4. a recorded stream of every provider dialect, replayed live, and its assembled message
    (one of them fails mid-stream: the error, its byte offset, and the partial message kept);
 5. a session converted from one provider's request format to another's, with the loss report;
-6. a short speed comparison with the installed peers (``msgwire bench`` has the full one).
+6. a gateway: the recorded Anthropic stream re-emitted as OpenAI chunks (``msgwire.transcode``);
+7. a short speed comparison with the installed peers (``msgwire bench`` has the full one).
 
 On a terminal the streams are replayed at a readable pace (the whole demo takes ~15 s);
 otherwise (a pipe, a test) they are decoded at full speed.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,8 @@ from rich.text import Text
 from .. import _core
 from ..codec import dumps, loads
 from ..errors import MsgwireError
+from ..stream import assemble
+from ..transcode import transcode
 from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
@@ -124,8 +128,29 @@ def show_conversion(out: Console, examples: Path) -> None:
         out.print(Text(f"    {message['role']:<9} {text} {calls}".rstrip(), no_wrap=True, overflow="ellipsis"))
 
 
+def show_transcoding(out: Console, examples: Path) -> None:
+    _section(out, 6, "A gateway: the Anthropic stream re-emitted as OpenAI chunks as it arrives (msgwire.transcode)")
+    data = (examples / "streams" / "anthropic-thinking.sse").read_bytes()
+    pieces = data.splitlines(keepends=True)
+    started = time.perf_counter()
+    output = b"".join(transcode(pieces, "anthropic", "openai"))
+    elapsed = time.perf_counter() - started
+    lines = [line for line in output.decode().split("\n") if line]
+    out.print(f"  {len(data):,} bytes of Anthropic events in, {len(lines)} OpenAI chunks out, {elapsed * 1e3:.2f} ms")
+    head = lines[0][: lines[0].find(',"choices"')]
+    out.print(Text(f"  every chunk starts {head}, then:"))
+    width = max(40, out.width - 6)
+    for line in [*lines[:3], "…", *lines[-3:]]:
+        shown = line[line.find('"choices"') :] if '"choices"' in line else line
+        out.print(Text(f"    {shown if len(shown) <= width else shown[: width - 1] + '…'}"))
+    source, back = assemble(data, "anthropic"), assemble(output, "openai")
+    same = (back.text, back.thinking, back.usage) == (source.text, source.thinking, source.usage)
+    out.print(f"  read back as OpenAI chunks: the same text, reasoning and usage: {same}")
+    out.print("  (the thinking signature has no place in a chunk: OpenAI's format cannot carry it)")
+
+
 def show_speed(out: Console) -> None:
-    _section(out, 6, "Speed beside the installed peers (a quick subset: `msgwire bench` runs them all)")
+    _section(out, 7, "Speed beside the installed peers (a quick subset: `msgwire bench` runs them all)")
     quick = MODES["quick"]
     mode = Mode("demo", quick.sizes, 0.15, 3, 100)
     cases = [c for c in CASES if (c.group, c.entry) in SPEED]
@@ -139,6 +164,7 @@ def demo(out: Console) -> int:
     show_legacy(out, examples)
     show_streams(out, examples)
     show_conversion(out, examples)
+    show_transcoding(out, examples)
     show_speed(out)
     return 0
 

@@ -26,6 +26,8 @@ pub struct StreamDecoder {
     builder: Builder,
     failure: Option<Error>,
     ended: bool,
+    /// Bytes of the whole stream, once finished (`finish` readies the framer for a new stream).
+    length: Option<u64>,
 }
 
 impl std::fmt::Debug for StreamDecoder {
@@ -58,7 +60,7 @@ impl StreamDecoder {
                 Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size)), name)
             }
         };
-        Self { name, framer, dialect: name.decoder(), builder, failure: None, ended: false }
+        Self { name, framer, dialect: name.decoder(), builder, failure: None, ended: false, length: None }
     }
 
     pub fn dialect(&self) -> DialectName {
@@ -76,6 +78,9 @@ impl StreamDecoder {
 
     /// Bytes of the stream fed so far.
     pub fn offset(&self) -> u64 {
+        if let Some(length) = self.length {
+            return length;
+        }
         match &self.framer {
             Framer::Sse(parser) => parser.offset(),
             Framer::Ndjson(parser, _) => parser.offset(),
@@ -129,6 +134,7 @@ impl StreamDecoder {
             return Ok(());
         }
         self.ended = true;
+        self.length = Some(self.offset());
         let Self { framer, dialect, builder, .. } = self;
         let result = match framer {
             Framer::Sse(parser) => {

@@ -299,7 +299,8 @@ impl Anthropic {
         set(&mut self.thinking, usage.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens));
         builder.usage(Usage {
             // Canonical input counts every input token, cached or not (as OpenAI reports it).
-            input_tokens: self.input + self.cache_read + self.cache_write,
+            // Saturating: the counts are the provider's, and may be anything.
+            input_tokens: self.input.saturating_add(self.cache_read).saturating_add(self.cache_write),
             output_tokens: self.output,
             cache_read_tokens: self.cache_read,
             cache_write_tokens: self.cache_write,

@@ -118,7 +118,7 @@ impl Dialect for Gemini {
             builder.usage(Usage {
                 input_tokens: usage.prompt_token_count.unwrap_or(0),
                 // Gemini counts thoughts apart from candidates; canonical output includes them.
-                output_tokens: usage.candidates_token_count.unwrap_or(0) + thoughts,
+                output_tokens: usage.candidates_token_count.unwrap_or(0).saturating_add(thoughts),
                 cache_read_tokens: usage.cached_content_token_count.unwrap_or(0),
                 cache_write_tokens: 0,
                 reasoning_tokens: thoughts,

@@ -46,7 +46,7 @@ fn stop_reason(stop: StopReason) -> &'static str {
 
 /// Usage as Anthropic counts it: `input_tokens` excludes cache reads and writes.
 fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
-    let uncached = usage.input_tokens.saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens);
+    let uncached = usage.input_tokens.saturating_sub(usage.cache_read_tokens.saturating_add(usage.cache_write_tokens));
     out.extend_from_slice(b"{\"input_tokens\":");
     json_num(out, uncached);
     out.extend_from_slice(b",\"cache_creation_input_tokens\":");

@@ -114,7 +114,7 @@ impl Encoder for Gemini {
             json_num(out, usage.cache_read_tokens);
         }
         out.extend_from_slice(b",\"totalTokenCount\":");
-        json_num(out, usage.input_tokens + usage.output_tokens);
+        json_num(out, usage.input_tokens.saturating_add(usage.output_tokens));
         out.push(b'}');
         out.extend_from_slice(&self.tail);
         out.extend_from_slice(END);

@@ -109,7 +109,7 @@ impl Encoder for OpenAiChat {
             out.extend_from_slice(b",\"completion_tokens\":");
             json_num(out, usage.output_tokens);
             out.extend_from_slice(b",\"total_tokens\":");
-            json_num(out, usage.input_tokens + usage.output_tokens);
+            json_num(out, usage.input_tokens.saturating_add(usage.output_tokens));
             out.extend_from_slice(b",\"prompt_tokens_details\":{\"cached_tokens\":");
             json_num(out, usage.cache_read_tokens);
             out.extend_from_slice(b"},\"completion_tokens_details\":{\"reasoning_tokens\":");

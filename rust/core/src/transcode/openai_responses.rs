@@ -93,7 +93,7 @@ impl OpenAiResponses {
             out.extend_from_slice(b",\"output_tokens_details\":{\"reasoning_tokens\":");
             json_num(out, usage.reasoning_tokens);
             out.extend_from_slice(b"},\"total_tokens\":");
-            json_num(out, usage.input_tokens + usage.output_tokens);
+            json_num(out, usage.input_tokens.saturating_add(usage.output_tokens));
             out.push(b'}');
         }
         out.extend_from_slice(&self.model);

@@ -240,3 +240,78 @@ def examples(n: int) -> settings:
     """Settings for a property test: `n` examples, no deadline (the first call of a session
     imports and warms up more than a per-example deadline allows)."""
     return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# --- agent histories with tool calls, then interrupted and edited -----------------------------
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_alnum = lambda lo, hi: st.text(st.sampled_from(_ALNUM), min_size=lo, max_size=hi)  # noqa: E731
+
+# Tool-call ids as providers make them, and as histories break them.
+call_ids = st.one_of(
+    _alnum(24, 24).map(lambda s: "call_" + s),  # OpenAI
+    _alnum(24, 24).map(lambda s: "toolu_01" + s),  # Anthropic
+    st.tuples(st.sampled_from(["get_weather", "Bash", "search"]), st.integers(0, 12)).map(
+        lambda t: f"functions.{t[0]}:{t[1]}"  # Kimi, Fireworks: refused by Anthropic
+    ),
+    _alnum(8, 8),  # Gemini 3
+    _alnum(9, 9),  # Mistral
+    _alnum(41, 90),  # too long for OpenAI Chat, some for Responses
+    st.integers(0, 99).map(lambda n: f"call_9b2c4f1a8e01_{n}"),  # msgwire's own, for a call without one
+    st.just(""),  # a hand-written Gemini-before-3 or Ollama call
+    nonempty_texts,  # anything at all
+)
+tool_names = st.text(st.sampled_from(_ALNUM + "_"), min_size=1, max_size=20)
+_object_arguments = json_objects.map(lambda v: msgspec.json.encode(v).decode())
+
+
+@st.composite
+def tool_histories(draw: st.DrawFn) -> list[Any]:
+    """An agent loop (user, assistant with 0-3 tool calls, their results, ...) then broken the
+    ways real histories break: results lost (interrupted, crashed), answered twice, moved
+    after later messages, orphaned (edited), call ids repeated across messages, and the
+    last assistant message left with its calls unanswered."""
+    messages: list[Any] = []
+    used: list[str] = []
+    for _ in range(draw(st.integers(1, 5))):
+        messages.append(UserMessage(content=[TextBlock(text=draw(nonempty_texts))]))
+        for _ in range(draw(st.integers(1, 3))):
+            calls = []
+            for _ in range(draw(st.integers(0, 3))):
+                reuse = used and draw(st.integers(0, 9)) == 0
+                call_id = draw(st.sampled_from(used)) if reuse else draw(call_ids)
+                used.append(call_id)
+                calls.append(ToolCallBlock(id=call_id, name=draw(tool_names), arguments=draw(_object_arguments)))
+            text = [TextBlock(text=draw(nonempty_texts))] if draw(st.booleans()) or not calls else []
+            messages.append(
+                AssistantMessage(
+                    content=[*text, *calls], provider=draw(optional(st.sampled_from(["openai", "anthropic", "gemini"])))
+                )
+            )
+            messages.extend(
+                ToolResultMessage(
+                    tool_call_id=call.id,
+                    tool_name=draw(optional(tool_names)),
+                    content=[TextBlock(text=draw(texts))],
+                    is_error=draw(st.booleans()),
+                )
+                for call in draw(st.permutations(calls))
+            )
+    if draw(st.booleans()):  # interrupted: the last calls never ran
+        while isinstance(messages[-1], ToolResultMessage):
+            messages.pop()
+    # the edits: each drawn position is removed, duplicated, moved later or orphaned
+    for _ in range(draw(st.integers(0, 4))):
+        if not messages:
+            break
+        k = draw(st.integers(0, len(messages) - 1))
+        edit = draw(st.sampled_from(["remove", "duplicate", "move", "orphan"]))
+        if edit == "remove":
+            del messages[k]
+        elif edit == "duplicate":
+            messages.insert(draw(st.integers(k, len(messages))), messages[k])
+        elif edit == "move":
+            messages.insert(draw(st.integers(k, len(messages) - 1)), messages.pop(k))
+        else:
+            messages.insert(k, ToolResultMessage(tool_call_id=draw(call_ids), content=[TextBlock(text="late")]))
+    return messages

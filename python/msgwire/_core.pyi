@@ -11,8 +11,10 @@ __all__ = [
     "SSEPending",
     "__version__",
     "from_request_json",
+    "from_response_json",
     "normalize_session",
     "to_request_json",
+    "to_response_json",
 ]
 __version__: str
 
@@ -22,11 +24,22 @@ def normalize_session(data: bytes) -> bytes:
 
 def to_request_json(data: bytes, dialect: str, options: bytes | None = None) -> tuple[bytes, bytes]:
     """The request-body fields of a canonical session (or a JSON array of messages) for
-    ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy}``.
+    ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy,
+    missing_result, tool_call_ids}``.
     Returns ``(body, report)``, both JSON."""
 
 def from_request_json(data: bytes, dialect: str) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""
+
+def to_response_json(data: bytes, dialect: str, options: bytes | None = None) -> tuple[bytes, bytes]:
+    """The non-streamed response body of ``dialect`` for the canonical JSON of one assistant
+    message; ``options`` is the JSON of ``{policy}``. Returns ``(body, report)``, both JSON."""
+
+def from_response_json(data: bytes, dialect: str, *, id: str, timestamp: str) -> bytes:  # noqa: A002 - the message id
+    """A non-streamed response body of ``dialect`` as the canonical JSON of an assistant message
+    with this ``id``, and this ``timestamp`` unless the body has a creation time. Raises
+    ``msgwire.ProviderError`` for an error body, ``msgwire.DecodeError`` (``offset``, ``path``)
+    for a body of the wrong shape."""
 
 @final
 class Decoder:

@@ -14,6 +14,30 @@ Every provider rule lives in the Rust core (``rust/core/src/request/``): this mo
 encodes the arguments and decodes the results. See ``Policy`` for how blocks a provider cannot
 carry are replayed, and ``LossReport`` (``report=True``) for what was lost doing so.
 
+Well formed, whatever the history: every provider refuses tool calls and results that do not
+pair up, so the request is built to pair them (each step reported):
+
+- a tool result is sent right after the assistant message that made its call (the latest
+  earlier one holding a call with its ``tool_call_id``), even when other messages came
+  between; a result that answers no call is dropped, and so is a second result for one call
+  (the first is sent). Where calls go without ids (Ollama; Gemini for a call that came
+  without one), the provider pairs the answers to one tool's calls by order: they are sent
+  in call order;
+- a call without a result (the user interrupted, the tool crashed, the history was edited)
+  gets a placeholder right where the provider wants its result: an error result (``is_error``
+  where the dialect has it) whose text is ``missing_result`` (``MISSING_RESULT`` by default),
+  reported with action ``placeholder``. The calls of the last assistant message get one too:
+  a request asks the model for a reply, and no provider accepts unanswered calls, wherever
+  they stand. To send real results, run the calls and append their results before converting;
+- every call id is one the target accepts: Anthropic ``^[a-zA-Z0-9_-]+$``, OpenAI Chat at most
+  40 characters, Responses at most 64, each id once per request (Gemini sends no empty or
+  msgwire-made id, Ollama no id at all), and ``tool_call_ids`` adds the rule of the server
+  behind the dialect (``"mistral"``: 9 letters or digits). An id that passes is sent
+  unchanged; any other is replaced, on the call and its results alike, by ``call_`` and 16 hex
+  digits (9 letters or digits for Mistral) derived from it by a fixed hash: the same history
+  gives the same request every time (prompt caching depends on it). Reported with action
+  ``rewrite``.
+
 Normal form: content that is exactly one text block is written as a string, any other as a
 list of parts; a request written that way reads back to the same canonical blocks, so
 ``to_request(from_request(body, d), d) == body`` for the bodies this module writes (ids,
@@ -27,18 +51,30 @@ dialect unchanged (dropped for another one, by default).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, get_args, overload
 
 import msgspec
 
 from . import _core
 from .codec import dumps, loads
-from .types import LossReport, Message, Policy, Session, Tool
+from .stream import _decode_message
+from .types import AssistantMessage, LossReport, Message, Policy, Session, Tool, ToolCallIds, new_id, now
 
-__all__ = ["DIALECTS", "from_request", "to_request", "to_request_json"]
+__all__ = [
+    "DIALECTS",
+    "MISSING_RESULT",
+    "from_request",
+    "from_response",
+    "to_request",
+    "to_request_json",
+    "to_response",
+    "to_response_json",
+]
 
 Dialect = Literal["openai", "anthropic", "ollama", "gemini", "openai-responses"]
 DIALECTS: tuple[str, ...] = ("openai", "anthropic", "ollama", "gemini", "openai-responses")
+MISSING_RESULT = "No result: this tool call was not completed."
+"""The text of the error result sent for a tool call that has none (the Rust core's default)."""
 
 
 class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -46,6 +82,8 @@ class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
     system_role: Literal["system", "developer"] = "system"
     tools: list[Tool] | None = None
     policy: Policy | None = None
+    missing_result: str | None = None
+    tool_call_ids: ToolCallIds | None = None
 
 
 _options_encoder = msgspec.json.Encoder()
@@ -60,14 +98,27 @@ def _convert(
     system_role: Literal["system", "developer"],
     tools: Sequence[Tool] | None,
     policy: Policy | None,
+    missing_result: str,
+    tool_call_ids: ToolCallIds | None,
 ) -> tuple[bytes, bytes]:
     if system_role not in ("system", "developer"):
         raise ValueError(f"system_role must be 'system' or 'developer', got {system_role!r}")
+    if tool_call_ids is not None and tool_call_ids not in get_args(ToolCallIds):
+        raise ValueError(f"tool_call_ids must be one of {get_args(ToolCallIds)} or None, got {tool_call_ids!r}")
+    if not isinstance(missing_result, str):
+        raise TypeError(f"missing_result must be a str, got {type(missing_result).__name__}")
     data = dumps(source if isinstance(source, Session) else list(source))
+    text = None if missing_result == MISSING_RESULT else missing_result
     options = None
-    if system_prompt is not None or system_role != "system" or tools or policy is not None:
+    given = (system_prompt, policy, text, tool_call_ids)
+    if system_role != "system" or tools or any(option is not None for option in given):
         opts = _Options(
-            system_prompt=system_prompt, system_role=system_role, tools=list(tools) if tools else None, policy=policy
+            system_prompt=system_prompt,
+            system_role=system_role,
+            tools=list(tools) if tools else None,
+            policy=policy,
+            missing_result=text,
+            tool_call_ids=tool_call_ids,
         )
         options = _options_encoder.encode(opts)
     return _core.to_request_json(data, dialect, options)
@@ -86,6 +137,8 @@ def to_request_json(
     system_role: Literal["system", "developer"] = ...,
     tools: Sequence[Tool] | None = ...,
     policy: Policy | None = ...,
+    missing_result: str = ...,
+    tool_call_ids: ToolCallIds | None = ...,
     report: Literal[False] = ...,
 ) -> bytes: ...
 @overload
@@ -97,6 +150,8 @@ def to_request_json(
     system_role: Literal["system", "developer"] = ...,
     tools: Sequence[Tool] | None = ...,
     policy: Policy | None = ...,
+    missing_result: str = ...,
+    tool_call_ids: ToolCallIds | None = ...,
     report: Literal[True],
 ) -> tuple[bytes, LossReport]: ...
 def to_request_json(
@@ -107,17 +162,23 @@ def to_request_json(
     system_role: Literal["system", "developer"] = "system",
     tools: Sequence[Tool] | None = None,
     policy: Policy | None = None,
+    missing_result: str = MISSING_RESULT,
+    tool_call_ids: ToolCallIds | None = None,
     report: bool = False,
 ) -> bytes | tuple[bytes, LossReport]:
     """The request-body fields of ``source`` for ``dialect``, as JSON bytes (written in Rust).
 
     ``source`` is a ``Session`` or a list of messages; ``system_prompt`` replaces the session's
     (it is the system prompt of a message list). ``system_role`` is ``"developer"`` to send the
-    system prompt as an OpenAI developer message. With ``report=True``, returns
-    ``(body, LossReport)``. Raises ``ValueError`` for an unknown or unsupported dialect, and
-    ``DecodeError`` when the conversion is refused (``Policy(malformed_arguments="error")``).
+    system prompt as an OpenAI developer message. ``missing_result`` is the text of the error
+    result sent for a tool call without one (the last assistant message's calls too: see the
+    module documentation); ``tool_call_ids`` names the id rule of the server behind the
+    dialect when it is stricter (``"mistral"`` for Mistral's OpenAI-compatible API,
+    ``"anthropic"`` for a proxy to Claude). With ``report=True``, returns ``(body, LossReport)``.
+    Raises ``ValueError`` for an unknown or unsupported dialect, and ``DecodeError`` when the
+    conversion is refused (``Policy(malformed_arguments="error")``).
     """
-    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy)
+    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
     return (body, _report(losses)) if report else body
 
 
@@ -130,6 +191,8 @@ def to_request(
     system_role: Literal["system", "developer"] = ...,
     tools: Sequence[Tool] | None = ...,
     policy: Policy | None = ...,
+    missing_result: str = ...,
+    tool_call_ids: ToolCallIds | None = ...,
     report: Literal[False] = ...,
 ) -> dict[str, Any]: ...
 @overload
@@ -141,6 +204,8 @@ def to_request(
     system_role: Literal["system", "developer"] = ...,
     tools: Sequence[Tool] | None = ...,
     policy: Policy | None = ...,
+    missing_result: str = ...,
+    tool_call_ids: ToolCallIds | None = ...,
     report: Literal[True],
 ) -> tuple[dict[str, Any], LossReport]: ...
 def to_request(
@@ -151,10 +216,12 @@ def to_request(
     system_role: Literal["system", "developer"] = "system",
     tools: Sequence[Tool] | None = None,
     policy: Policy | None = None,
+    missing_result: str = MISSING_RESULT,
+    tool_call_ids: ToolCallIds | None = None,
     report: bool = False,
 ) -> dict[str, Any] | tuple[dict[str, Any], LossReport]:
     """``to_request_json`` decoded: a dict to pass as keyword arguments to the provider's SDK."""
-    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy)
+    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
     decoded = _dict_decoder.decode(body)
     return (decoded, _report(losses)) if report else decoded
 
@@ -172,3 +239,104 @@ def from_request(body: dict[str, Any] | bytes | str, dialect: str) -> Session:
     else:
         data = bytes(body)
     return loads(_core.from_request_json(data, dialect))
+
+
+# --- non-streamed responses -------------------------------------------------------------------
+#
+# ``to_response`` writes what a provider returns for a call without ``stream``, and
+# ``from_response`` reads it (every rule in ``rust/core/src/response/``): OpenAI Chat's
+# ``chat.completion``, Anthropic's ``message``, the Responses API's ``response``, Gemini's
+# ``GenerateContentResponse``, Ollama's ``/api/chat`` reply. Reading replays the body through the
+# dialect's stream decoder, so a response reads exactly as the stream of the same message would
+# (``msgwire.assemble``). Times: ``created`` / ``created_at`` (OpenAI Chat and Responses, whole
+# seconds) and Ollama's ``created_at`` are the message's ``timestamp`` both ways; Anthropic and
+# Gemini responses carry none (``from_response`` stamps the time it read the body). What each
+# dialect's body holds that a message does not keep (so ``to_response`` cannot write it back) is
+# listed in that dialect's file there: ``system_fingerprint``, citations, item ids, ...
+
+
+class _ResponseOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
+    policy: Policy | None = None
+
+
+def _to_response(message: AssistantMessage, dialect: str, policy: Policy | None) -> tuple[bytes, bytes]:
+    if not isinstance(message, AssistantMessage):
+        raise TypeError(f"a response holds an AssistantMessage, got {type(message).__name__}")
+    options = None if policy is None else _options_encoder.encode(_ResponseOptions(policy=policy))
+    return _core.to_response_json(dumps(message), dialect, options)
+
+
+@overload
+def to_response_json(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[False] = ...
+) -> bytes: ...
+@overload
+def to_response_json(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[True]
+) -> tuple[bytes, LossReport]: ...
+def to_response_json(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = None, report: bool = False
+) -> bytes | tuple[bytes, LossReport]:
+    """The complete non-streamed response body of ``dialect`` for ``message``, as JSON bytes
+    (written in Rust): what the provider's API returns for a call without ``stream``.
+
+    The body's id is the message's ``response_id`` (else one made from its id), the stop reason
+    the provider's own ``raw_stop_reason`` when it means the message's ``stop_reason`` (else the
+    dialect's value for it), and blocks the dialect cannot carry follow ``policy`` as in a
+    request (thinking of another provider is dropped by default). With ``report=True``, returns
+    ``(body, LossReport)``. Raises ``ValueError`` for an unknown dialect, ``TypeError`` for
+    another kind of message, and ``DecodeError`` when the policy refuses the conversion."""
+    body, losses = _to_response(message, dialect, policy)
+    return (body, _report(losses)) if report else body
+
+
+@overload
+def to_response(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[False] = ...
+) -> dict[str, Any]: ...
+@overload
+def to_response(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[True]
+) -> tuple[dict[str, Any], LossReport]: ...
+def to_response(
+    message: AssistantMessage, dialect: str, *, policy: Policy | None = None, report: bool = False
+) -> dict[str, Any] | tuple[dict[str, Any], LossReport]:
+    """``to_response_json`` decoded: the response as a dict, ready for the provider SDK's own
+    types (``openai.types.chat.ChatCompletion.model_validate(to_response(m, "openai"))``)."""
+    body, losses = _to_response(message, dialect, policy)
+    decoded = _dict_decoder.decode(body)
+    return (decoded, _report(losses)) if report else decoded
+
+
+def _response_bytes(body: Any) -> bytes:
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, dict):
+        return msgspec.json.encode(body)
+    if isinstance(body, str):
+        return body.encode()
+    if isinstance(body, (bytearray, memoryview)):
+        return bytes(body)
+    dump = getattr(body, "model_dump_json", None)
+    if callable(dump):  # an SDK's pydantic object (a ChatCompletion, a Message, a Response)
+        text: str = dump(by_alias=True, warnings=False)
+        return text.encode()
+    raise TypeError(f"a response body is a dict, bytes, str or an SDK model object, got {type(body).__name__}")
+
+
+def from_response(body: dict[str, Any] | bytes | str | Any, dialect: str) -> AssistantMessage:
+    """The assistant message in a non-streamed response of ``dialect``: a dict, JSON bytes or
+    text, or the SDK's own object (``from_response(client.chat.completions.create(...),
+    "openai")``, read through its ``model_dump_json()``).
+
+    The message reads as the stream of the same reply would (``msgwire.assemble``): the same stop
+    reasons, usage, ``raw_stop_reason``, signatures, malformed arguments and raw provider blocks,
+    ``provider``, ``model`` and ``response_id`` from the body. It gets a fresh ``id``; its
+    ``timestamp`` is the body's creation time where the dialect has one, else now. An error body
+    (``{"error": {...}}``, a Responses ``response`` with status ``failed``) raises
+    ``ProviderError`` (``error_type``, ``provider_message``; no partial message), as a stream
+    does; a body of the wrong shape raises ``DecodeError`` with ``offset`` and ``path``
+    (``$.choices[0].message.tool_calls[1].function.arguments``)."""
+    data = _response_bytes(body)
+    timestamp = msgspec.json.encode(now())[1:-1].decode()
+    return _decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))

@@ -60,6 +60,7 @@ __all__ = [
     "ToolCallBlock",
     "ToolCallDelta",
     "ToolCallEnd",
+    "ToolCallIds",
     "ToolError",
     "ToolResultMessage",
     "ToolStatus",
@@ -460,7 +461,13 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
 # --- request formats (what msgwire.formats writes) ------------------------------------------
 
 Replay = Literal["keep", "to_text", "drop"]
-LossAction = Literal["drop", "to_text", "strip", "fallback"]
+LossAction = Literal["drop", "to_text", "strip", "fallback", "placeholder", "rewrite"]
+"""What a lossy step did: ``placeholder`` added an error result for a tool call without one;
+``rewrite`` replaced a tool-call id the target refuses (or one that repeats an earlier call's)."""
+ToolCallIds = Literal["openai", "openai-responses", "anthropic", "mistral"]
+"""A server's rule for tool-call ids, stricter than its dialect's (``to_request(...,
+tool_call_ids=...)``): ``openai`` 1-40 characters, ``openai-responses`` 1-64, ``anthropic``
+``^[a-zA-Z0-9_-]+$``, ``mistral`` exactly 9 letters or digits."""
 
 
 def _object_schema() -> dict[str, Any]:
@@ -499,6 +506,12 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     - ``malformed_arguments``: tool-call arguments that are not a JSON object, for a dialect
       that needs one (Anthropic, Ollama, Gemini): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
       refused with ``DecodeError`` (``error``).
+
+    Tool calls and results are not a matter of policy: every request pairs them as its provider
+    requires (a result moved after its call, an orphan or repeated result dropped, an error
+    result with the text of ``to_request(..., missing_result=...)`` for a call without one, the
+    last message's calls included, and ids the target refuses replaced: see
+    ``msgwire.formats``).
     """
 
     thinking: Replay = "drop"
@@ -512,7 +525,9 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 class Loss(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One lossy step of a request conversion: ``message`` indexes the input messages,
-    ``block`` that message's content (``None`` for the message itself)."""
+    ``block`` that message's content (``None`` for the message itself). A placeholder result is
+    reported at its call (``kind="tool_result"``, ``action="placeholder"``), a replaced id too
+    (``kind="tool_call_id"``, ``action="rewrite"``)."""
 
     message: int
     block: int | None
@@ -522,7 +537,8 @@ class Loss(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class LossReport(msgspec.Struct, frozen=True, kw_only=True):
-    """Every lossy step of one ``to_request(..., report=True)`` call, in input order."""
+    """Every lossy step of one ``to_request(..., report=True)`` call, in input order (a
+    message's own steps after those of its blocks)."""
 
     entries: list[Loss] = msgspec.field(default_factory=list)
 

@@ -19,7 +19,7 @@ fn dialect(name: &str) -> PyResult<DialectName> {
 
 /// Write the request fields of `data` (a canonical session, or a JSON array of canonical
 /// messages) for `dialect`; `options` is the JSON of `{system_prompt, system_role, tools,
-/// policy}`. Returns the body and the report, both JSON.
+/// policy, missing_result, tool_call_ids}`. Returns the body and the report, both JSON.
 #[pyfunction]
 #[pyo3(signature = (data, dialect, options=None))]
 pub fn to_request_json<'py>(

@@ -5,7 +5,10 @@
 //! - roles strictly alternate: consecutive user-side messages (user messages and tool results)
 //!   are merged into one `user` turn, consecutive assistant messages into one `assistant` turn;
 //! - tool results are `tool_result` blocks (`tool_use_id`, `content`, `is_error` when the tool
-//!   failed) in the user turn right after the assistant turn that made the calls, in order;
+//!   failed) first in the user turn right after the assistant turn that made the calls, in
+//!   order; a call without a result gets one with the `missing_result` text and `is_error`
+//!   (see the plan);
+//! - call ids match `^[a-zA-Z0-9_-]+$` and are unique (others are replaced, see the plan);
 //! - a tool call is a `tool_use` block whose `input` is the arguments' JSON object, embedded as
 //!   it was received; empty arguments are `{}`; arguments that are not a JSON object (malformed,
 //!   or an array) are sent as `{"_raw": "<the text>"}` and reported, or refused by policy;
@@ -25,13 +28,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, Target,
-    joined_text, lower, object_arguments, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, IdFormat, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut,
+    Target, joined_text, lower, object_arguments, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
 
-const TARGET: Target = Target {
+pub(crate) const TARGET: Target = Target {
     dialect: "anthropic",
     provider: "anthropic",
     thinking: true,
@@ -40,6 +43,7 @@ const TARGET: Target = Target {
     url_images: true,
     images: [true, false, true],
     image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
+    call_ids: CallIds::Required(IdFormat::Anthropic),
 };
 
 #[derive(Serialize)]
@@ -59,14 +63,14 @@ struct Turn<'a> {
 
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Content<'a> {
+pub(crate) enum Content<'a> {
     Text(Cow<'a, str>),
     Blocks(Vec<OutBlock<'a>>),
 }
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum OutBlock<'a> {
+pub(crate) enum OutBlock<'a> {
     Text {
         text: Cow<'a, str>,
     },
@@ -98,7 +102,7 @@ enum OutBlock<'a> {
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Source<'a> {
+pub(crate) enum Source<'a> {
     Base64 { media_type: &'a str, data: &'a str },
     Url { url: &'a str },
 }
@@ -120,7 +124,7 @@ fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
     Content::Blocks(blocks)
 }
 
-fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
+pub(crate) fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
     Some(match part {
         Part::Text(text) => OutBlock::Text { text },
         Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url } },
@@ -142,8 +146,9 @@ pub(super) fn write(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let policy = options.policy;
+    let plan = plan(messages, &TARGET, options, report);
     let mut turns: Vec<(&'static str, Vec<OutBlock<'_>>)> = Vec::new();
-    for item in plan(messages, report) {
+    for &item in &plan.items {
         let (i, role, blocks) = match item {
             Item::User(i, m) => {
                 let parts = lower(i, &m.content, Role::User, None, &TARGET, policy, report);
@@ -155,20 +160,25 @@ pub(super) fn write(
                 for p in parts {
                     if let Part::ToolCall { block: b, call } = p {
                         let input = object_arguments(i, b, call, policy, report)?;
-                        blocks.push(OutBlock::ToolUse { id: &call.id, name: &call.name, input });
+                        blocks.push(OutBlock::ToolUse { id: plan.call_id(i, b, &call.id), name: &call.name, input });
                     } else if let Some(b) = block(p) {
                         blocks.push(b);
                     }
                 }
                 (i, "assistant", blocks)
             }
-            Item::ToolResult(i, r) => {
+            Item::ToolResult(i, r, call) => {
                 let parts: Vec<_> = result_parts(i, r, &TARGET, policy, report).into_iter().filter_map(block).collect();
                 let content = if parts.is_empty() { None } else { Some(content(parts)) };
+                let tool_use_id = plan.id(&call);
+                (i, "user", vec![OutBlock::ToolResult { tool_use_id, content, is_error: super::is_error(r) }])
+            }
+            Item::Missing(call) => {
+                let content = Some(Content::Text(Cow::Borrowed(options.missing_result())));
                 (
-                    i,
+                    call.message,
                     "user",
-                    vec![OutBlock::ToolResult { tool_use_id: &r.tool_call_id, content, is_error: super::is_error(r) }],
+                    vec![OutBlock::ToolResult { tool_use_id: plan.id(&call), content, is_error: true }],
                 )
             }
         };
@@ -430,12 +440,22 @@ mod tests {
             body(&converted),
             concat!(
                 r#"{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{"_raw":"{\"q\": "}},"#,
-                r#"{"type":"tool_use","id":"t2","name":"f","input":{"_raw":"[1]"}}]}]}"#
+                r#"{"type":"tool_use","id":"t2","name":"f","input":{"_raw":"[1]"}}]},"#,
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"No result: this tool call was not completed.","is_error":true},"#,
+                r#"{"type":"tool_result","tool_use_id":"t2","content":"No result: this tool call was not completed.","is_error":true}]}]}"#
             )
         );
         let kinds: Vec<(Option<usize>, &str, Action)> =
             converted.report.iter().map(|l| (l.block, l.kind, l.action)).collect();
-        assert_eq!(kinds, [(Some(0), "arguments", Action::Fallback), (Some(1), "arguments", Action::Fallback)]);
+        assert_eq!(
+            kinds,
+            [
+                (Some(0), "tool_result", Action::Placeholder),
+                (Some(0), "arguments", Action::Fallback),
+                (Some(1), "tool_result", Action::Placeholder),
+                (Some(1), "arguments", Action::Fallback)
+            ]
+        );
         let policy = Policy { malformed_arguments: Malformed::Error, ..Policy::default() };
         let err = convert(doc, &Options { policy, ..Options::default() }).map(|_| ()).expect_err("refuses");
         assert!(err.to_string().contains("\"t1\""), "{err}");

@@ -7,10 +7,12 @@
 //! - an assistant message is a `model` content: text parts `{"text"}`, calls
 //!   `{"functionCall": {"name", "args": {...}, "id"?}}` (the arguments a JSON object, see
 //!   `object_arguments`: empty is `{}`, malformed is wrapped or refused by policy);
-//! - a call id is sent unless msgwire made it up (`call_<hex>_<n>`, for a call that came without
-//!   one), and then the result's `id` is left out too;
+//! - a call id is sent unless it is empty or msgwire made it up (`call_<hex>_<n>`, for a call
+//!   that came without one), and then the result's `id` is left out too; an id repeating an
+//!   earlier call's is replaced (see the plan);
 //! - a tool result is a `user` part `{"functionResponse": {"name", "id"?, "response": {...}}}`,
-//!   right after the content of the call: `name` is the result's tool name, else its call's;
+//!   right after the content of the call, one per call (a call without a result gets one with
+//!   `{"error": "<missing_result text>"}`, see the plan): `name` is its call's;
 //!   `response` is `{"result": "<its text>"}`, or `{"error": "<its text>"}` when the tool failed
 //!   (its text parts joined by a blank line); a result read from a response of any other shape
 //!   holds it whole (a `provider_part` of the `response` object) and writes it back unchanged;
@@ -28,14 +30,13 @@
 //! - a message left with nothing to send is dropped (reported).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, Item, Loss, MessageOut, Options, Part, Replay, Role, SessionOut, SourceOut, Target,
-    joined_text, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, Item, Loss, MessageOut, Options, Part, Plan, Replay, Role, SessionOut,
+    SourceOut, Target, joined_text, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{Block, ImageSource, Message};
 use crate::error::Error;
@@ -49,6 +50,7 @@ const TARGET: Target = Target {
     url_images: true,
     images: [true, false, false],
     image_media_types: &[],
+    call_ids: CallIds::Optional,
 };
 
 #[derive(Serialize)]
@@ -171,14 +173,9 @@ struct FunctionDecl<'a> {
     parameters: &'a RawValue,
 }
 
-/// Whether msgwire made up a call id (`call_<hex or dashes>_<n>`): such ids are not sent.
-fn made_up(id: &str) -> bool {
-    let Some((middle, n)) = id.strip_prefix("call_").and_then(|rest| rest.rsplit_once('_')) else { return false };
-    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && middle.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
-}
-
+/// The id sent with a call or its result: none when it is empty or msgwire made it up.
 fn sent_id(id: &str) -> Option<&str> {
-    (!made_up(id)).then_some(id)
+    super::ids::sent(TARGET.call_ids, id).then_some(id)
 }
 
 /// The media type of an image URL, from its extension.
@@ -231,6 +228,7 @@ fn message_parts<'a>(
     blocks: &'a [Block],
     role: Role,
     provider: Option<&str>,
+    plan: &'a Plan<'_>,
     policy: super::Policy,
     report: &mut Vec<Loss>,
 ) -> Result<Vec<OutPart<'a>>, Error> {
@@ -278,7 +276,8 @@ fn message_parts<'a>(
             }
             Part::ToolCall { block, call } => {
                 let args = object_arguments(message, block, call, policy, report)?;
-                parts.push(Kind::Call { function_call: Call { name: &call.name, args, id: sent_id(&call.id) } });
+                let id = sent_id(plan.call_id(message, block, &call.id));
+                parts.push(Kind::Call { function_call: Call { name: &call.name, args, id } });
             }
             Part::Raw(raw) => parts.raw(raw),
             // never lowered for this target (paths, redacted thinking)
@@ -295,24 +294,16 @@ pub(super) fn write(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let policy = options.policy;
-    let mut names: HashMap<&str, &str> = HashMap::new();
-    for message in messages {
-        if let Message::Assistant(m) = message {
-            for block in &m.content {
-                if let Block::ToolCall(call) = block {
-                    names.insert(&call.id, &call.name);
-                }
-            }
-        }
-    }
+    let plan = plan(messages, &TARGET, options, report);
     let mut contents: Vec<Content<'_>> = Vec::new();
-    for item in plan(messages, report) {
+    for &item in &plan.items {
         let (i, role, parts) = match item {
-            Item::User(i, m) => (i, "user", message_parts(i, &m.content, Role::User, None, policy, report)?),
+            Item::User(i, m) => (i, "user", message_parts(i, &m.content, Role::User, None, &plan, policy, report)?),
             Item::Assistant(i, m) => {
-                (i, "model", message_parts(i, &m.content, Role::Assistant, m.provider.as_deref(), policy, report)?)
+                let provider = m.provider.as_deref();
+                (i, "model", message_parts(i, &m.content, Role::Assistant, provider, &plan, policy, report)?)
             }
-            Item::ToolResult(i, r) => {
+            Item::ToolResult(i, r, call) => {
                 let lowered = result_parts(i, r, &TARGET, policy, report);
                 let outcome = if let [Part::Raw(raw)] = lowered.as_slice() {
                     Outcome::Raw(raw)
@@ -329,9 +320,16 @@ pub(super) fn write(
                         if texts.len() == 1 { texts.pop().unwrap_or_default() } else { Cow::Owned(texts.join("\n\n")) };
                     if super::is_error(r) { Outcome::Error { error: text } } else { Outcome::Result { result: text } }
                 };
-                let name = r.tool_name.as_deref().or_else(|| names.get(r.tool_call_id.as_str()).copied()).unwrap_or("");
-                let function_response = Response { name, id: sent_id(&r.tool_call_id), outcome };
+                // the call's name: Gemini matches a response to its call by it
+                let name = call.call.name.as_str();
+                let function_response = Response { name, id: sent_id(plan.id(&call)), outcome };
                 (i, "user", vec![OutPart::Part { kind: Kind::Response { function_response }, thought_signature: None }])
+            }
+            Item::Missing(call) => {
+                let outcome = Outcome::Error { error: Cow::Borrowed(options.missing_result()) };
+                let function_response = Response { name: &call.call.name, id: sent_id(plan.id(&call)), outcome };
+                let part = OutPart::Part { kind: Kind::Response { function_response }, thought_signature: None };
+                (call.message, "user", vec![part])
             }
         };
         if parts.is_empty() {
@@ -611,15 +609,6 @@ mod tests {
 
     fn body(converted: &Converted) -> String {
         String::from_utf8(converted.body.clone()).expect("utf-8")
-    }
-
-    #[test]
-    fn made_up_ids_are_recognized() {
-        assert!(made_up("call_3_0"));
-        assert!(made_up("call_9b2c-4f1a8e_12"));
-        assert!(!made_up("call_8Qh3fN2pLk1mZ0aV"));
-        assert!(!made_up("96c1su3s"));
-        assert!(!made_up("call_1_"));
     }
 
     #[test]

@@ -8,10 +8,11 @@
 //! this module holds what they share (with [`object_arguments`], tool-call arguments as a JSON
 //! object for the dialects that need one):
 //!
-//! - the plan ([`plan`]): which messages are sent and in what order. `system_control` messages
-//!   are never sent (by design, not reported); unknown messages are dropped (reported); a tool
-//!   result is moved right after the assistant message that made the call, and a result whose
-//!   call no earlier assistant message made is dropped (reported): no provider accepts it.
+//! - the plan ([`plan`](plan::plan)): which messages are sent, in what order, and with which
+//!   tool-call ids, so that every call and result pair up as each provider requires: each tool
+//!   result right after the assistant message that made its call, a result that answers no
+//!   call (or a call already answered) dropped, a placeholder error result for a call without
+//!   one, and every call id one the target accepts ([`ids`]); all of it reported.
 //! - the lowering ([`lower`]): each canonical block becomes a [`Part`] the dialect can write, or
 //!   text, or nothing, following the replay [`Policy`] and the dialect's [`Target`] abilities.
 //!   Every lossy step is recorded as a [`Loss`].
@@ -24,14 +25,15 @@
 //! A provider part msgwire has no block for is kept whole as an unknown block
 //! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
 
-mod anthropic;
+pub(crate) mod anthropic; // its blocks are also a response's (crate::response)
 mod gemini;
+pub(crate) mod ids;
 mod ollama;
 mod openai_chat;
 mod openai_responses;
+mod plan;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +42,9 @@ use serde_json::value::RawValue;
 use crate::canonical::{self, Block, ImageBlock, ImageSource, Message, ToolResultMessage};
 use crate::dialect::DialectName;
 use crate::error::Error;
+pub(crate) use ids::CallIds;
+pub use ids::IdFormat;
+pub(crate) use plan::{Item, Plan, plan};
 
 /// What to do with a block the target cannot carry as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -66,6 +71,10 @@ pub enum Action {
     Strip,
     /// A value the target cannot read was replaced (malformed tool arguments).
     Fallback,
+    /// Something the target requires was added: an error result for a tool call without one.
+    Placeholder,
+    /// An identifier the target refuses (or one that repeats) was replaced: a tool-call id.
+    Rewrite,
 }
 
 /// What to do with tool-call arguments that are not a JSON object, for a target that needs one.
@@ -167,6 +176,9 @@ pub(super) fn function_tools<'a>(options: &'a Options<'_>) -> Vec<FunctionTool<'
     options.tools.iter().map(declare).collect()
 }
 
+/// The text of the error result sent for a tool call that has none (see [`Options::missing_result`]).
+pub const MISSING_RESULT: &str = "No result: this tool call was not completed.";
+
 /// Options of [`to_request_json`], readable from JSON (what the Python binding passes).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Options<'a> {
@@ -179,12 +191,28 @@ pub struct Options<'a> {
     pub tools: Vec<Tool<'a>>,
     #[serde(default)]
     pub policy: Policy,
+    /// The text of the error result sent in place of a missing one ([`MISSING_RESULT`] when
+    /// `None`): every tool call without a result gets one, the calls of the last assistant
+    /// message too (a request asks for a model reply; no provider accepts unanswered calls).
+    #[serde(borrow, default)]
+    pub missing_result: Option<Cow<'a, str>>,
+    /// The id rule of the server behind the dialect, when it is stricter than the dialect's own
+    /// (`mistral` for Mistral's OpenAI-compatible API; `anthropic` for a proxy to Claude): call
+    /// ids must pass both, or are replaced.
+    #[serde(default)]
+    pub tool_call_ids: Option<IdFormat>,
 }
 
 impl<'a> Options<'a> {
-    /// Options from their JSON object (`{"system_prompt", "system_role", "tools", "policy"}`).
+    /// Options from their JSON object (`{"system_prompt", "system_role", "tools", "policy",
+    /// "missing_result", "tool_call_ids"}`).
     pub fn from_json(input: &'a [u8]) -> Result<Self, Error> {
         serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))
+    }
+
+    /// The text of a placeholder result.
+    pub fn missing_result(&self) -> &str {
+        self.missing_result.as_deref().unwrap_or(MISSING_RESULT)
     }
 }
 
@@ -196,14 +224,15 @@ pub struct Loss {
     /// Index of the block in that message's content, when the loss is a block's.
     pub block: Option<usize>,
     /// What was lost: a block kind (`thinking`, `redacted_thinking`, `image`, `file_reference`,
-    /// `mcp_resource`, `tool_call`, `unknown_block`), `arguments`, `is_error`, or a message
-    /// (`unknown_message`, `tool_result`, `message`).
+    /// `mcp_resource`, `tool_call`, `unknown_block`), `arguments`, `is_error`, `signature`,
+    /// `tool_call_id`, or a message (`unknown_message`, `tool_result`, `message`). A placeholder
+    /// result is reported as `tool_result` at its call's message and block.
     pub kind: &'static str,
     pub action: Action,
     pub reason: Cow<'static, str>,
 }
 
-/// A converted request: the body's JSON and the lossy steps taken.
+/// A converted request: the body's JSON and the lossy steps taken, in input order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Converted {
     pub body: Vec<u8>,
@@ -230,6 +259,9 @@ pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>
         DialectName::Gemini => gemini::write(&messages, system, options, &mut report)?,
         DialectName::OpenAiResponses => openai_responses::write(&messages, system, options, &mut report)?,
     };
+    // in input order, a message's own steps after its blocks' (a message left empty is
+    // dropped after its blocks were); a stable sort keeps the steps of one block in order
+    report.sort_by_key(|l| (l.message, l.block.is_none(), l.block));
     Ok(Converted { body, report })
 }
 
@@ -249,74 +281,6 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
 /// The report as JSON: an array of `{message, block, kind, action, reason}`.
 pub fn report_json(report: &[Loss]) -> Vec<u8> {
     serde_json::to_vec(report).unwrap_or_else(|_| b"[]".to_vec())
-}
-
-// --- the plan: which messages, in which order ---------------------------------------------------
-
-/// A message to send, with its index in the input.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Item<'a> {
-    User(usize, &'a canonical::UserMessage),
-    Assistant(usize, &'a canonical::AssistantMessage),
-    ToolResult(usize, &'a ToolResultMessage),
-}
-
-/// The messages to send, in order: see the module documentation.
-pub(crate) fn plan<'a>(messages: &'a [Message], report: &mut Vec<Loss>) -> Vec<Item<'a>> {
-    // The assistant message that made each call (the latest one before the result).
-    let mut owner: HashMap<&str, usize> = HashMap::new();
-    // The results answering each assistant message, in input order.
-    let mut answers: Vec<Vec<usize>> = vec![Vec::new(); messages.len()];
-    let mut attached = vec![false; messages.len()];
-    for (i, message) in messages.iter().enumerate() {
-        match message {
-            Message::Assistant(m) => {
-                for block in &m.content {
-                    if let Block::ToolCall(call) = block {
-                        owner.insert(call.id.as_str(), i);
-                    }
-                }
-            }
-            Message::ToolResult(r) => {
-                if let Some(a) = owner.remove(r.tool_call_id.as_str()) {
-                    answers[a].push(i);
-                    attached[i] = true;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut items = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
-        match message {
-            Message::User(m) => items.push(Item::User(i, m)),
-            Message::Assistant(m) => {
-                items.push(Item::Assistant(i, m));
-                for &j in &answers[i] {
-                    if let Message::ToolResult(r) = &messages[j] {
-                        items.push(Item::ToolResult(j, r));
-                    }
-                }
-            }
-            Message::ToolResult(_) if attached[i] => {}
-            Message::ToolResult(_) => report.push(Loss {
-                message: i,
-                block: None,
-                kind: "tool_result",
-                action: Action::Drop,
-                reason: "no earlier assistant message made this tool call".into(),
-            }),
-            Message::SystemControl(_) => {}
-            Message::Unknown(_) => report.push(Loss {
-                message: i,
-                block: None,
-                kind: "unknown_message",
-                action: Action::Drop,
-                reason: "a message of a type this version does not know".into(),
-            }),
-        }
-    }
-    items
 }
 
 // --- the lowering: canonical blocks to parts ------------------------------------------------------
@@ -348,6 +312,8 @@ pub(crate) struct Target {
     pub images: [bool; 3],
     /// The image media types a base64 image may have (empty: any).
     pub image_media_types: &'static [&'static str],
+    /// How requests carry tool-call ids, and which they accept.
+    pub call_ids: CallIds,
 }
 
 /// A block as the dialect writes it.
@@ -814,30 +780,6 @@ mod tests {
         assert_eq!(options.policy.file_reference, Replay::ToText);
         assert_eq!(options.system_role, SystemRole::Developer);
         assert!(Options::from_json(br#"{"policy":{"thinking":"maybe"}}"#).is_err());
-    }
-
-    #[test]
-    fn results_move_after_their_call_and_orphans_are_dropped() {
-        let doc = br#"[
-            {"type":"tool_result","id":"r0","timestamp":"t","tool_call_id":"nope"},
-            {"type":"assistant","id":"a","timestamp":"t","content":[{"type":"tool_call","id":"c1","name":"f"}]},
-            {"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"wait"}]},
-            {"type":"system_control","id":"s","timestamp":"t","control":"x"},
-            {"type":"tool_result","id":"r1","timestamp":"t","tool_call_id":"c1"},
-            {"type":"tool_result","id":"r2","timestamp":"t","tool_call_id":"c1"},
-            {"type":"hologram"}
-        ]"#;
-        let messages: Vec<Message> = serde_json::from_slice(doc).expect("reads");
-        let mut report = Vec::new();
-        let order: Vec<usize> = plan(&messages, &mut report)
-            .iter()
-            .map(|item| match item {
-                Item::User(i, _) | Item::Assistant(i, _) | Item::ToolResult(i, _) => *i,
-            })
-            .collect();
-        assert_eq!(order, [1, 4, 2]);
-        let dropped: Vec<(usize, &str)> = report.iter().map(|l| (l.message, l.kind)).collect();
-        assert_eq!(dropped, [(0, "tool_result"), (5, "tool_result"), (6, "unknown_message")]);
     }
 
     #[test]

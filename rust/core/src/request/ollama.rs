@@ -13,9 +13,10 @@
 //!   `tool_calls: [{"function": {"name", "arguments": {...}}}]`, the arguments being a JSON object
 //!   (see `object_arguments`: empty is `{}`, malformed is wrapped or refused by policy); Ollama
 //!   requests carry no call ids and no redacted thinking;
-//! - each tool result is one `tool` message `{"content", "tool_name"}` (the name of the result,
-//!   else of its call), right after the assistant message that made the call; it has no error
-//!   flag (`is_error` is left out, reported);
+//! - each tool result is one `tool` message `{"content", "tool_name"}` (the name of its call),
+//!   right after the assistant message that made the call; it has no error flag (`is_error` is
+//!   left out, reported); a call without a result gets one with the `missing_result` text (see
+//!   the plan);
 //! - a user or assistant message left with nothing to send is dropped (reported).
 //!
 //! Reading: calls get the id the body gives (`id`), else a made-up one (`call_<message>_<n>`);
@@ -25,16 +26,15 @@
 //! unknown). Ids, like the order of text and images inside a message, are not written back.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut,
-    Target, function_tools, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut,
+    SourceOut, Target, function_tools, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
 };
-use crate::canonical::{Block, ImageSource, Message};
+use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
 
 const TARGET: Target = Target {
@@ -46,6 +46,7 @@ const TARGET: Target = Target {
     url_images: false,
     images: [true, false, true],
     image_media_types: &[],
+    call_ids: CallIds::Unsent,
 };
 
 #[derive(Serialize)]
@@ -119,7 +120,10 @@ impl<'a> Sorted<'a> {
                         reason: "Ollama thinking has no signature".into(),
                     });
                 }
-                self.thinking.push(Cow::Borrowed(thinking));
+                // an empty `thinking` reads back as no thinking: leave it out
+                if !thinking.is_empty() {
+                    self.thinking.push(Cow::Borrowed(thinking));
+                }
             }
             // never lowered for this target (URL and path images, redacted thinking), or written
             // apart (calls)
@@ -145,22 +149,12 @@ pub(super) fn write(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let policy = options.policy;
-    let mut names: HashMap<&str, &str> = HashMap::new();
-    for message in messages {
-        if let Message::Assistant(m) = message {
-            for block in &m.content {
-                if let Block::ToolCall(call) = block {
-                    names.insert(&call.id, &call.name);
-                }
-            }
-        }
-    }
-    let items = plan(messages, report);
-    let mut out = Vec::with_capacity(items.len() + 1);
+    let plan = plan(messages, &TARGET, options, report);
+    let mut out = Vec::with_capacity(plan.items.len() + 1);
     if let Some(system) = system {
         out.push(Msg::new("system", Cow::Borrowed(system)));
     }
-    for item in items {
+    for &item in &plan.items {
         match item {
             Item::User(i, m) => {
                 let mut sorted = Sorted::default();
@@ -195,7 +189,7 @@ pub(super) fn write(
                     out.push(msg);
                 }
             }
-            Item::ToolResult(i, r) => {
+            Item::ToolResult(i, r, call) => {
                 let mut sorted = Sorted::default();
                 for p in result_parts(i, r, &TARGET, policy, report) {
                     sorted.push(i, p, report);
@@ -211,7 +205,13 @@ pub(super) fn write(
                 }
                 let mut msg = Msg::new("tool", join(sorted.text).unwrap_or_default());
                 msg.images = sorted.images;
-                msg.tool_name = r.tool_name.as_deref().or_else(|| names.get(r.tool_call_id.as_str()).copied());
+                // the call's name: Ollama matches a result to its call by it
+                msg.tool_name = Some(&call.call.name);
+                out.push(msg);
+            }
+            Item::Missing(call) => {
+                let mut msg = Msg::new("tool", Cow::Borrowed(options.missing_result()));
+                msg.tool_name = Some(&call.call.name);
                 out.push(msg);
             }
         }
@@ -364,6 +364,15 @@ mod tests {
 
     fn body(converted: &Converted) -> String {
         String::from_utf8(converted.body.clone()).expect("utf-8")
+    }
+
+    #[test]
+    fn empty_thinking_is_left_out() {
+        // `"thinking": ""` would read back as no thinking at all
+        let doc = r#"[{"type":"assistant","id":"a","timestamp":"t","provider":"ollama","content":[
+            {"type":"thinking","thinking":"","signature":""},{"type":"text","text":"hi"}]}]"#;
+        let converted = convert(doc, &Options::default()).expect("converts");
+        assert_eq!(body(&converted), r#"{"messages":[{"role":"assistant","content":"hi"}]}"#);
     }
 
     #[test]

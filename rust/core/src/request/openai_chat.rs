@@ -6,7 +6,9 @@
 //!   calls as `tool_calls`, `arguments` being the model's JSON text exactly as it was received;
 //! - each tool result is one `tool` message, right after the assistant message that made the
 //!   call; its content is text only (an image in it becomes its recognized text), and it has
-//!   no error flag (`is_error` is left out, reported);
+//!   no error flag (`is_error` is left out, reported); a call without a result gets a `tool`
+//!   message with the `missing_result` text (see the plan);
+//! - call ids have at most 40 characters (others are replaced, see the plan);
 //! - images are `image_url` parts of user messages (a URL, or a `data:` URL for base64);
 //! - requests carry no thinking: every thinking block follows the policy (dropped by default);
 //! - content that is exactly one text block is written as a string, otherwise as parts (the
@@ -20,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, BlockOut, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut, SystemRole,
-    Target, function_tools, joined_text, lower, parse_in, plan, result_parts, to_vec,
+    Action, BlockOut, CallIds, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Role, SessionOut,
+    SourceOut, SystemRole, Target, function_tools, joined_text, lower, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -35,6 +37,7 @@ const TARGET: Target = Target {
     url_images: true,
     images: [true, false, false],
     image_media_types: &[],
+    call_ids: CallIds::Required(IdFormat::OpenAi),
 };
 
 #[derive(Serialize)]
@@ -148,15 +151,15 @@ pub(super) fn write(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let policy = options.policy;
-    let items = plan(messages, report);
-    let mut out = Vec::with_capacity(items.len() + 1);
+    let plan = plan(messages, &TARGET, options, report);
+    let mut out = Vec::with_capacity(plan.items.len() + 1);
     if let Some(system) = system {
         out.push(match options.system_role {
             SystemRole::System => Msg::System { content: system },
             SystemRole::Developer => Msg::Developer { content: system },
         });
     }
-    for item in items {
+    for &item in &plan.items {
         match item {
             Item::User(i, m) => {
                 let parts: Vec<_> = lower(i, &m.content, Role::User, None, &TARGET, policy, report)
@@ -174,9 +177,9 @@ pub(super) fn write(
                 let mut parts = Vec::with_capacity(lowered.len());
                 let mut tool_calls = Vec::new();
                 for p in lowered {
-                    if let Part::ToolCall { call, .. } = p {
+                    if let Part::ToolCall { block, call } = p {
                         tool_calls.push(Call {
-                            id: &call.id,
+                            id: plan.call_id(i, block, &call.id),
                             kind: "function",
                             function: Function { name: &call.name, arguments: &call.arguments },
                         });
@@ -191,7 +194,7 @@ pub(super) fn write(
                     out.push(Msg::Assistant { content, tool_calls });
                 }
             }
-            Item::ToolResult(i, r) => {
+            Item::ToolResult(i, r, call) => {
                 let parts: Vec<_> = result_parts(i, r, &TARGET, policy, report).into_iter().filter_map(part).collect();
                 if super::is_error(r) {
                     report.push(Loss {
@@ -203,7 +206,11 @@ pub(super) fn write(
                     });
                 }
                 let content = if parts.is_empty() { Content::Text(Cow::Borrowed("")) } else { content(parts) };
-                out.push(Msg::Tool { tool_call_id: &r.tool_call_id, content });
+                out.push(Msg::Tool { tool_call_id: plan.id(&call), content });
+            }
+            Item::Missing(call) => {
+                let content = Content::Text(Cow::Borrowed(options.missing_result()));
+                out.push(Msg::Tool { tool_call_id: plan.id(&call), content });
             }
         }
     }

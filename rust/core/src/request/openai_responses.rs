@@ -17,7 +17,9 @@
 //!   default; kept, it is a reasoning item without `encrypted_content`, the signature reported);
 //! - each tool result is a `{"type": "function_call_output", "call_id", "output"}` item right
 //!   after the call: `output` is its text (text parts joined by a blank line); there is no error
-//!   flag (`is_error` is left out, reported);
+//!   flag (`is_error` is left out, reported); a call without a result gets one with the
+//!   `missing_result` text (see the plan);
+//! - call ids have at most 64 characters (others are replaced, see the plan);
 //! - a user or assistant message left with nothing to send is dropped (reported).
 //!
 //! Reading: an item msgwire can hold exactly (the shapes above) becomes canonical blocks;
@@ -35,8 +37,8 @@ use serde_json::value::RawValue;
 
 use super::openai_chat::image_source;
 use super::{
-    Action, BlockOut, Item, Loss, MessageOut, Options, Part, Role, SessionOut, Target, lower, offset_in, parse_in,
-    plan, result_parts, to_vec,
+    Action, BlockOut, CallIds, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Role, SessionOut, Target, lower,
+    offset_in, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -50,6 +52,7 @@ const TARGET: Target = Target {
     url_images: true,
     images: [true, false, false],
     image_media_types: &[],
+    call_ids: CallIds::Required(IdFormat::OpenAiResponses),
 };
 
 #[derive(Serialize)]
@@ -151,6 +154,7 @@ fn user_part(part: Part<'_>) -> Option<OutPart<'_>> {
 fn assistant_items<'a>(
     i: usize,
     m: &'a crate::canonical::AssistantMessage,
+    plan: &'a Plan<'_>,
     options: &Options<'_>,
     report: &mut Vec<Loss>,
 ) -> Vec<OutItem<'a>> {
@@ -179,9 +183,10 @@ fn assistant_items<'a>(
                 let encrypted_content = Some(signature).filter(|s| native && !s.is_empty());
                 items.push(OutItem::Reasoning { summary, encrypted_content });
             }
-            Part::ToolCall { call, .. } => {
+            Part::ToolCall { block, call } => {
                 flush(&mut text, &mut items);
-                items.push(OutItem::FunctionCall { call_id: &call.id, name: &call.name, arguments: &call.arguments });
+                let call_id = plan.call_id(i, block, &call.id);
+                items.push(OutItem::FunctionCall { call_id, name: &call.name, arguments: &call.arguments });
             }
             Part::Raw(raw) => {
                 flush(&mut text, &mut items);
@@ -202,8 +207,9 @@ pub(super) fn write(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let policy = options.policy;
-    let mut input = Vec::with_capacity(messages.len());
-    for item in plan(messages, report) {
+    let plan = plan(messages, &TARGET, options, report);
+    let mut input = Vec::with_capacity(plan.items.len());
+    for &item in &plan.items {
         match item {
             Item::User(i, m) => {
                 let content: Vec<_> = lower(i, &m.content, Role::User, None, &TARGET, policy, report)
@@ -217,7 +223,7 @@ pub(super) fn write(
                 }
             }
             Item::Assistant(i, m) => {
-                let mut items = assistant_items(i, m, options, report).into_iter();
+                let mut items = assistant_items(i, m, &plan, options, report).into_iter();
                 let Some(first) = items.next() else {
                     report.push(loss(i, None, "message", Action::Drop, "nothing left to send"));
                     continue;
@@ -232,7 +238,7 @@ pub(super) fn write(
                 }
                 input.extend(items);
             }
-            Item::ToolResult(i, r) => {
+            Item::ToolResult(i, r, call) => {
                 let parts = result_parts(i, r, &TARGET, policy, report);
                 let output = if let [Part::Raw(raw)] = parts.as_slice() {
                     Output::Raw(raw)
@@ -255,7 +261,11 @@ pub(super) fn write(
                     let reason = "Responses function call outputs have no error flag";
                     report.push(loss(i, None, "is_error", Action::Strip, reason));
                 }
-                input.push(OutItem::FunctionCallOutput { call_id: &r.tool_call_id, output });
+                input.push(OutItem::FunctionCallOutput { call_id: plan.id(&call), output });
+            }
+            Item::Missing(call) => {
+                let output = Output::Text(Cow::Borrowed(options.missing_result()));
+                input.push(OutItem::FunctionCallOutput { call_id: plan.id(&call), output });
             }
         }
     }

@@ -100,3 +100,97 @@ def test_to_request_openai_pydantic_ai(benchmark: Any) -> None:
     assert [m.get("tool_call_id") for m in theirs if m["role"] == "tool"] == [
         m["tool_call_id"] for m in ours if m["role"] == "tool"
     ]
+
+
+# --- non-streamed responses -------------------------------------------------------------------
+#
+# Groups ``from-response-<dialect>`` and ``to-response-<dialect>``: one large reply (~1 MB:
+# 300 KB of signed thinking, 300 KB of text, 200 tool calls of ~2 KB arguments) as each
+# provider's non-streamed body. Reading: ``msgwire.from_response`` of the body's bytes beside the
+# official SDK's ``model_validate_json`` of the same bytes (its typed object, what
+# ``client.chat.completions.create`` hands back). Writing: ``msgwire.to_response_json`` of the
+# canonical message beside the SDK's ``model_dump_json`` of its object for the same body.
+
+RESPONSE_DIALECTS = ("openai", "anthropic", "openai-responses")
+
+
+def _large_reply(dialect: str) -> msgwire.AssistantMessage:
+    words = "the quick brown fox jumps over the lazy dog; " * 8
+    calls = [
+        msgwire.ToolCallBlock(
+            id=f"call_{i:024d}",
+            name="search",
+            arguments=json.dumps({"query": words[:200], "filters": {"page": i, "tags": [words[:40]] * 30}}),
+        )
+        for i in range(200)
+    ]
+    thinking = msgwire.ThinkingBlock(thinking=(words + "\n") * 800, signature="EqQBCkYIBxgCKkA" + "x" * 400)
+    return msgwire.AssistantMessage(
+        content=[thinking, msgwire.TextBlock(text=(words + "\n") * 800), *calls],
+        stop_reason="tool_use",
+        raw_stop_reason={"openai": "tool_calls", "anthropic": "tool_use"}.get(dialect, "completed"),
+        usage=msgwire.Usage(input_tokens=12000, output_tokens=90000, cache_read_tokens=8000, reasoning_tokens=30000),
+        model="big-model-2026",
+        provider="anthropic" if dialect == "anthropic" else "openai",
+        response_id={"openai": "chatcmpl-big", "anthropic": "msg_big"}.get(dialect, "resp_big"),
+    )
+
+
+def _sdk_type(dialect: str) -> Any:
+    if dialect == "openai":
+        from openai.types.chat import ChatCompletion
+
+        return ChatCompletion
+    if dialect == "anthropic":
+        from anthropic.types import Message
+
+        return Message
+    from openai.types.responses import Response
+
+    return Response
+
+
+@pytest.fixture(scope="module", params=RESPONSE_DIALECTS)
+def reply(request: pytest.FixtureRequest) -> tuple[str, msgwire.AssistantMessage, bytes]:
+    dialect: str = request.param
+    message = _large_reply(dialect)
+    body = msgwire.formats.to_response_json(message, dialect, policy=msgwire.Policy(thinking="keep"))
+    assert len(body) > 900_000
+    return dialect, message, body
+
+
+def test_from_response_msgwire(benchmark: Any, reply: tuple[str, msgwire.AssistantMessage, bytes]) -> None:
+    dialect, message, body = reply
+    benchmark.group = f"from-response-{dialect}"
+    read = benchmark(msgwire.from_response, body, dialect)
+    assert len(read.tool_calls) == 200
+    assert read.text == message.text
+
+
+def test_from_response_sdk_model_validate_json(
+    benchmark: Any, reply: tuple[str, msgwire.AssistantMessage, bytes]
+) -> None:
+    dialect, _, body = reply
+    benchmark.group = f"from-response-{dialect}"
+    sdk = benchmark(_sdk_type(dialect).model_validate_json, body)
+    assert _calls(msgwire.from_response(sdk, dialect)) == _calls(msgwire.from_response(body, dialect))
+
+
+def _calls(message: msgwire.AssistantMessage) -> list[tuple[str, Any]]:
+    """The calls, arguments parsed (an SDK writes them again without spaces)."""
+    return [(c.id, c.parsed_arguments()) for c in message.tool_calls]
+
+
+def test_to_response_msgwire(benchmark: Any, reply: tuple[str, msgwire.AssistantMessage, bytes]) -> None:
+    dialect, message, body = reply
+    benchmark.group = f"to-response-{dialect}"
+    policy = msgwire.Policy(thinking="keep")
+    assert benchmark(msgwire.formats.to_response_json, message, dialect, policy=policy) == body
+
+
+def test_to_response_sdk_model_dump_json(benchmark: Any, reply: tuple[str, msgwire.AssistantMessage, bytes]) -> None:
+    dialect, _, body = reply
+    benchmark.group = f"to-response-{dialect}"
+    sdk = _sdk_type(dialect).model_validate_json(body)
+    written = benchmark(sdk.model_dump_json)
+    assert json.loads(written)["id"] == json.loads(body)["id"]

@@ -17,6 +17,7 @@ from .errors import (
     TruncatedStreamError,
     ValidationError,
 )
+from .formats import from_response, to_response, to_response_json
 from .stream import AsyncStream, Decoder, Stream, assemble, astream, stream
 from .transcode import Transcoder, atranscode, transcode
 from .types import (
@@ -122,10 +123,13 @@ __all__ = [
     "astream",
     "atranscode",
     "dumps",
+    "from_response",
     "loads",
     "new_id",
     "stream",
     "system_control",
+    "to_response",
+    "to_response_json",
     "tool_result",
     "transcode",
     "user",

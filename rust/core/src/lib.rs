@@ -14,6 +14,7 @@ pub mod limits;
 pub mod ndjson;
 pub mod partial;
 pub mod request;
+pub mod response;
 pub mod sse;
 pub mod transcode;
 

@@ -6,6 +6,7 @@
 mod decoder;
 mod errors;
 mod formats;
+mod response;
 mod sse;
 
 use pyo3::prelude::*;
@@ -21,6 +22,8 @@ mod _core {
     use crate::decoder::PyDecoder;
     #[pymodule_export]
     use crate::formats::{from_request_json, to_request_json};
+    #[pymodule_export]
+    use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]
     use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
 

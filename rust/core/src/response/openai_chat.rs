@@ -1,0 +1,239 @@
+//! OpenAI Chat Completions responses: the `chat.completion` object.
+//!
+//! Writing: `{"id", "object": "chat.completion", "created", "model", "choices": [{"index": 0,
+//! "message": {...}, "logprobs": null, "finish_reason"}], "usage"?}`. The message has one string
+//! of each kind, as the API returns it: `content` (the text blocks joined by a blank line, `null`
+//! without text), `reasoning_content` (the thinking, as DeepSeek and vLLM send it; signatures and
+//! redacted thinking have no place, reported), `refusal` (the text instead of `content` when the
+//! stop reason is `refusal`, else `null`) and `tool_calls` (`arguments` the text exactly as
+//! received). So blocks are regrouped: thinking, then text, then calls. `finish_reason` is
+//! `stop`, `length`, `tool_calls` (or the message's own `function_call`), `content_filter`, and
+//! `stop` for every other reason. Usage is `prompt_tokens` (every input token),
+//! `completion_tokens`, `total_tokens`, `prompt_tokens_details.cached_tokens` and
+//! `completion_tokens_details.reasoning_tokens`; cache writes have no field (reported).
+//! Not kept, so not written back: `system_fingerprint`, `service_tier`, `logprobs`, a message's
+//! `annotations` and `audio`, the audio and prediction token counts, choices after the first.
+//!
+//! Reading: the first choice (`index` 0) is one chunk of a stream whose delta is the whole
+//! message, then its finish reason and usage. Its calls have no `index`, so the decoder keys them
+//! by id, as in a stream without indexes: two calls with one id (which the API never sends) read
+//! as one.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::{
+    Payload, Replay, created, joined, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage,
+};
+use crate::assemble::BuilderOptions;
+use crate::canonical::{AssistantMessage, StopReason};
+use crate::dialect::DialectName;
+use crate::error::Error;
+use crate::request::{Action, CallIds, IdFormat, Loss, Part, Policy, Target};
+
+const TARGET: Target = Target {
+    dialect: "openai",
+    provider: "openai",
+    thinking: true,
+    signed: false,
+    redacted: false,
+    url_images: false,
+    images: [false, false, false],
+    image_media_types: &[],
+    call_ids: CallIds::Required(IdFormat::OpenAi),
+};
+
+const STOP: &[(StopReason, &[&str])] = &[
+    (StopReason::EndTurn, &["stop"]),
+    (StopReason::ToolUse, &["tool_calls", "function_call"]),
+    (StopReason::Length, &["length"]),
+    (StopReason::ContentFilter, &["content_filter"]),
+    (StopReason::Refusal, &["stop"]),
+];
+
+#[derive(Serialize)]
+struct Body<'a> {
+    id: Cow<'a, str>,
+    object: &'static str,
+    created: i64,
+    model: &'a str,
+    choices: [Choice<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<ChatUsage>,
+}
+
+#[derive(Serialize)]
+struct Choice<'a> {
+    index: u32,
+    message: Msg<'a>,
+    logprobs: Option<()>,
+    finish_reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct Msg<'a> {
+    role: &'static str,
+    content: Option<Cow<'a, str>>,
+    refusal: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<Call<'a>>,
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+#[allow(clippy::struct_field_names)] // OpenAI's own names
+struct ChatUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: u64,
+    prompt_tokens_details: PromptDetails,
+    completion_tokens_details: CompletionDetails,
+}
+
+#[derive(Serialize)]
+struct PromptDetails {
+    cached_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct CompletionDetails {
+    reasoning_tokens: u64,
+}
+
+fn lost(report: &mut Vec<Loss>, block: Option<usize>, kind: &'static str, reason: &'static str) {
+    report.push(Loss { message: 0, block, kind, action: Action::Strip, reason: reason.into() });
+}
+
+pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
+    let blocks = native_blocks(message, &TARGET, false);
+    let mut text = Vec::new();
+    let mut thinking = Vec::new();
+    let mut tool_calls = Vec::new();
+    for part in parts(message, &blocks, &TARGET, policy, report) {
+        match part {
+            Part::Text(t) => text.push(t),
+            Part::Thinking { block, thinking: t, signature } => {
+                if !signature.is_empty() {
+                    lost(report, Some(block), "signature", "a chat completion has no place for thinking signatures");
+                }
+                if !t.is_empty() {
+                    thinking.push(Cow::Borrowed(t));
+                }
+            }
+            Part::ToolCall { call, .. } => tool_calls.push(Call {
+                id: &call.id,
+                kind: "function",
+                function: Function { name: &call.name, arguments: &call.arguments },
+            }),
+            Part::Raw(_) => lost(report, None, "unknown_block", "a chat completion message has no place for parts"),
+            // never lowered for this target (no images or redacted thinking in its messages)
+            Part::Image(_) | Part::Redacted(_) => {}
+        }
+    }
+    let refused = message.stop_reason == Some(StopReason::Refusal);
+    let text = joined(text);
+    let (content, refusal) = if refused { (None, text) } else { (text, None) };
+    let usage = message.usage.is_some().then(|| {
+        let u = usage(message);
+        if u.cache_write_tokens > 0 {
+            lost(report, None, "cache_write_tokens", "chat completion usage has no cache writes");
+        }
+        ChatUsage {
+            prompt_tokens: u.input_tokens,
+            completion_tokens: u.output_tokens,
+            total_tokens: u.input_tokens.saturating_add(u.output_tokens),
+            prompt_tokens_details: PromptDetails { cached_tokens: u.cache_read_tokens },
+            completion_tokens_details: CompletionDetails { reasoning_tokens: u.reasoning_tokens },
+        }
+    });
+    let msg = Msg { role: "assistant", content, refusal, reasoning_content: joined(thinking), tool_calls };
+    to_vec(
+        &Body {
+            id: response_id(message, "chatcmpl-"),
+            object: "chat.completion",
+            created: created(message),
+            model: message.model.as_deref().unwrap_or(""),
+            choices: [Choice {
+                index: 0,
+                message: msg,
+                logprobs: None,
+                finish_reason: stop_value(message, STOP, "stop", report),
+            }],
+            usage,
+        },
+        size_hint(message),
+    )
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct InBody<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    object: Option<Cow<'a, str>>,
+    #[serde(default)]
+    created: Option<f64>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    choices: Option<Vec<InChoice<'a>>>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct InChoice<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    finish_reason: Option<&'a RawValue>,
+}
+
+pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+    let parsed: InBody<'_> = super::parse(body)?;
+    if let Some(timestamp) = parsed.created.and_then(super::unix_timestamp) {
+        options.timestamp = timestamp;
+    }
+    let mut replay = Replay::new(DialectName::OpenAi, options);
+    if let Some(error) = parsed.error.as_ref().filter(|e| !e.is_null()) {
+        return Err(replay.provider_error(error));
+    }
+    if parsed.object.as_deref() == Some("chat.completion.chunk") {
+        let detail = "a stream chunk (chat.completion.chunk), not a response: msgwire.assemble reads streams";
+        return Err(Error::schema(detail, Some(0)));
+    }
+    let Some(choices) = parsed.choices else { return Err(super::missing(body, "choices")) };
+    replay.builder.start(parsed.id.as_deref(), parsed.model.as_deref());
+    let mut event = Payload::default();
+    event.lit("{\"choices\":[");
+    if let Some(choice) = choices.iter().find(|c| c.index.unwrap_or(0) == 0) {
+        event.lit("{\"index\":0,\"delta\":").raw_or_null(body, choice.message);
+        event.lit(",\"finish_reason\":").raw_or_null(body, choice.finish_reason).lit("}");
+    }
+    event.lit("],\"usage\":").raw_or_null(body, parsed.usage).lit("}");
+    replay.event("message", &event)?;
+    replay.finish()
+}

@@ -1,0 +1,329 @@
+//! OpenAI Responses API responses: the `response` object.
+//!
+//! Writing: `{"id", "object": "response", "created_at", "status", "error": null,
+//! "incomplete_details", "model", "output": [...], "parallel_tool_calls": true, "tool_choice":
+//! "auto", "tools": [], "usage"?}` (the last three echo the request, which a message does not
+//! hold: the API's defaults are written). Output items follow the message's blocks in order:
+//! consecutive text is one `message` item of `output_text` parts (`refusal` parts when the stop
+//! reason is `refusal`), thinking is a `reasoning` item (its text one `summary_text` part, its
+//! signature the `encrypted_content`), a call is a `function_call` item (`arguments` as received),
+//! and the raw built-in tool items of a Responses message are written back as they were. msgwire
+//! keeps no item ids: each item gets one made from the message id and its position. The stop
+//! reason is the `status`: `completed` (end of turn, tool use, refusal), `incomplete` with
+//! `incomplete_details.reason` `max_output_tokens` or `content_filter`, `cancelled` (aborted), and
+//! `incomplete` without details for every other reason.
+//! Not kept, so not written back: item ids (made up again), a message item's `phase` and
+//! `status`, `annotations` and `logprobs` of text, several summary parts of one reasoning item
+//! (joined by a blank line, as the stream decoder joins them: written as one), a reasoning
+//! item's `content` (its `reasoning_text` is read as thinking and written as the summary), and
+//! the request's echo (`instructions`, `temperature`, `tools`, `text`, `reasoning`, ...).
+//!
+//! Reading: the response is replayed as its stream: `output_item.added` and `.done` holding each
+//! whole item, the text (and refusal, and reasoning text) of message and reasoning items as one
+//! delta per part, then `response.completed` with the status, details and usage. A response with
+//! status `failed`, or an error body, is the provider's error.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::{
+    Payload, Replay, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, unix_timestamp, usage,
+};
+use crate::assemble::BuilderOptions;
+use crate::canonical::{AssistantMessage, StopReason};
+use crate::dialect::DialectName;
+use crate::error::Error;
+use crate::request::{CallIds, IdFormat, Loss, Part, Policy, Target, parse_in};
+
+const TARGET: Target = Target {
+    dialect: "openai-responses",
+    provider: "openai",
+    thinking: true,
+    signed: false,
+    redacted: false,
+    url_images: false,
+    images: [false, false, false],
+    image_media_types: &[],
+    call_ids: CallIds::Required(IdFormat::OpenAiResponses),
+};
+
+/// The status, or the incomplete reason, that says each stop reason.
+const STOP: &[(StopReason, &[&str])] = &[
+    (StopReason::EndTurn, &["completed"]),
+    (StopReason::ToolUse, &["completed"]),
+    (StopReason::Refusal, &["completed"]),
+    (StopReason::Length, &["max_output_tokens"]),
+    (StopReason::ContentFilter, &["content_filter"]),
+    (StopReason::Aborted, &["cancelled"]),
+];
+
+#[derive(Serialize)]
+struct Body<'a> {
+    id: Cow<'a, str>,
+    object: &'static str,
+    created_at: i64,
+    status: &'a str,
+    error: Option<()>,
+    incomplete_details: Option<Incomplete<'a>>,
+    model: &'a str,
+    output: Vec<OutItem<'a>>,
+    parallel_tool_calls: bool,
+    tool_choice: &'static str,
+    tools: [(); 0],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<ResponsesUsage>,
+}
+
+#[derive(Serialize)]
+struct Incomplete<'a> {
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutItem<'a> {
+    Message {
+        id: String,
+        status: &'static str,
+        role: &'static str,
+        content: Vec<OutPart<'a>>,
+    },
+    Reasoning {
+        id: String,
+        summary: Vec<Summary<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<&'a str>,
+    },
+    FunctionCall {
+        id: String,
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+        status: &'static str,
+    },
+    #[serde(untagged)]
+    Raw(&'a RawValue),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutPart<'a> {
+    OutputText { text: Cow<'a, str>, annotations: [(); 0] },
+    Refusal { refusal: Cow<'a, str> },
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct ResponsesUsage {
+    input_tokens: u64,
+    input_tokens_details: InputDetails,
+    output_tokens: u64,
+    output_tokens_details: OutputDetails,
+    total_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct InputDetails {
+    cached_tokens: u64,
+    cache_write_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct OutputDetails {
+    reasoning_tokens: u64,
+}
+
+pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
+    let blocks = native_blocks(message, &TARGET, true);
+    body(message, &blocks, policy, report)
+}
+
+/// The body, the message's blocks made native (see [`native_blocks`]).
+fn body<'a>(
+    message: &'a AssistantMessage,
+    blocks: &'a [crate::canonical::Block],
+    policy: Policy,
+    report: &mut Vec<Loss>,
+) -> Result<Vec<u8>, Error> {
+    let refused = message.stop_reason == Some(StopReason::Refusal);
+    let id = |prefix: &str, n: usize| format!("{prefix}_{}_{n}", message.id);
+    let mut output = Vec::new();
+    let mut text: Vec<OutPart<'_>> = Vec::new();
+    let flush = |text: &mut Vec<OutPart<'a>>, output: &mut Vec<OutItem<'a>>| {
+        if !text.is_empty() {
+            let content = std::mem::take(text);
+            output.push(OutItem::Message {
+                id: id("msg", output.len()),
+                status: "completed",
+                role: "assistant",
+                content,
+            });
+        }
+    };
+    for part in parts(message, blocks, &TARGET, policy, report) {
+        if let Part::Text(t) = part {
+            text.push(if refused {
+                OutPart::Refusal { refusal: t }
+            } else {
+                OutPart::OutputText { text: t, annotations: [] }
+            });
+            continue;
+        }
+        flush(&mut text, &mut output);
+        let n = output.len();
+        match part {
+            Part::Thinking { thinking, signature, .. } => {
+                let summary = if thinking.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Summary { kind: "summary_text", text: thinking }]
+                };
+                let encrypted_content = Some(signature).filter(|s| !s.is_empty());
+                output.push(OutItem::Reasoning { id: id("rs", n), summary, encrypted_content });
+            }
+            Part::ToolCall { call, .. } => output.push(OutItem::FunctionCall {
+                id: id("fc", n),
+                call_id: &call.id,
+                name: &call.name,
+                arguments: &call.arguments,
+                status: "completed",
+            }),
+            Part::Raw(raw) => output.push(OutItem::Raw(raw)),
+            // never lowered for this target (no images or redacted thinking in its output)
+            Part::Text(_) | Part::Image(_) | Part::Redacted(_) => {}
+        }
+    }
+    flush(&mut text, &mut output);
+    let said = stop_value(message, STOP, "incomplete", report);
+    let (status, incomplete_details) = match said {
+        "max_output_tokens" | "content_filter" => ("incomplete", Some(Incomplete { reason: said })),
+        status => (status, None),
+    };
+    let usage = message.usage.is_some().then(|| {
+        let u = usage(message);
+        ResponsesUsage {
+            input_tokens: u.input_tokens,
+            input_tokens_details: InputDetails {
+                cached_tokens: u.cache_read_tokens,
+                cache_write_tokens: u.cache_write_tokens,
+            },
+            output_tokens: u.output_tokens,
+            output_tokens_details: OutputDetails { reasoning_tokens: u.reasoning_tokens },
+            total_tokens: u.input_tokens.saturating_add(u.output_tokens),
+        }
+    });
+    to_vec(
+        &Body {
+            id: response_id(message, "resp_"),
+            object: "response",
+            created_at: created(message),
+            status,
+            error: None,
+            incomplete_details,
+            model: message.model.as_deref().unwrap_or(""),
+            output,
+            parallel_tool_calls: true,
+            tool_choice: "auto",
+            tools: [],
+            usage,
+        },
+        size_hint(message),
+    )
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct InBody<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    object: Option<Cow<'a, str>>,
+    #[serde(default)]
+    created_at: Option<f64>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    incomplete_details: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    output: Option<Vec<&'a RawValue>>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+/// What the replay needs of an item: its type and its parts.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct InPart<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    refusal: Option<&'a RawValue>,
+}
+
+pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+    let parsed: InBody<'_> = super::parse(body)?;
+    if let Some(timestamp) = parsed.created_at.and_then(unix_timestamp) {
+        options.timestamp = timestamp;
+    }
+    let mut replay = Replay::new(DialectName::OpenAiResponses, options);
+    let failed = parsed.status.is_some_and(|s| s.get() == "\"failed\"");
+    let error = parsed.error.as_ref().filter(|e| !e.is_null());
+    if error.is_some() || failed {
+        return Err(replay.provider_error(error.unwrap_or(&serde_json::Value::Null)));
+    }
+    if let Some(object) = parsed.object.as_deref().filter(|o| *o != "response") {
+        let detail = format!("a {object:?} object, not a response (msgwire.assemble reads streams)");
+        return Err(Error::schema(detail, Some(0)));
+    }
+    let Some(output) = parsed.output else { return Err(super::missing(body, "output")) };
+    replay.builder.start(parsed.id.as_deref(), parsed.model.as_deref());
+    for (index, item) in output.into_iter().enumerate() {
+        let head: Head<'_> = parse_in(body, item)?;
+        let added = format!(r#"{{"type":"response.output_item.added","output_index":{index},"item":{}}}"#, item.get());
+        replay.nested(body, "response.output_item.added", &added, item)?;
+        for (part_index, raw) in head.content.unwrap_or_default().into_iter().enumerate() {
+            let part: InPart<'_> = parse_in(body, raw)?;
+            let (kind, delta) = match (head.kind.as_deref(), part.kind.as_deref()) {
+                (Some("message"), Some("output_text")) => ("response.output_text.delta", part.text),
+                (Some("message"), Some("refusal")) => ("response.refusal.delta", part.refusal),
+                (Some("reasoning"), Some("reasoning_text")) => ("response.reasoning_text.delta", part.text),
+                _ => continue,
+            };
+            let Some(delta) = delta else { continue };
+            let mut event = Payload::default();
+            event.lit(r#"{"type":""#).lit(kind).lit(r#"","output_index":"#).number(index);
+            event.lit(r#","content_index":"#).number(part_index).lit(r#","delta":"#).raw(body, delta).lit("}");
+            replay.event(kind, &event)?;
+        }
+        let done = format!(r#"{{"type":"response.output_item.done","output_index":{index},"item":{}}}"#, item.get());
+        replay.nested(body, "response.output_item.done", &done, item)?;
+    }
+    let mut event = Payload::default();
+    event.lit(r#"{"type":"response.completed","response":{"status":"#).raw_or_null(body, parsed.status);
+    event.lit(r#","incomplete_details":"#).raw_or_null(body, parsed.incomplete_details);
+    event.lit(r#","usage":"#).raw_or_null(body, parsed.usage).lit("}}");
+    replay.event("response.completed", &event)?;
+    replay.finish()
+}

@@ -315,3 +315,14 @@ def tool_histories(draw: st.DrawFn) -> list[Any]:
         else:
             messages.insert(k, ToolResultMessage(tool_call_id=draw(call_ids), content=[TextBlock(text="late")]))
     return messages
+
+
+#: What Rust's ``str::trim`` removes: Unicode White_Space. Python's ``str.strip()`` also removes
+#: U+001C-U+001F, so expectations about Rust's trimming must strip exactly these.
+RUST_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def rust_trim(text: str) -> str:
+    return text.strip(RUST_WHITESPACE)

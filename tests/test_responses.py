@@ -43,7 +43,7 @@ from msgwire import (
     Usage,
     formats,
 )
-from strategies import chars, examples, json_objects, optional, timestamps
+from strategies import chars, examples, json_objects, optional, rust_trim, timestamps
 from test_differential import CHAT_FIXTURES, _fixture, anthropic_final, openai_final
 from test_differential_responses import RESPONSES_FIXTURES, sdk_events
 
@@ -500,7 +500,7 @@ def _arguments(call: ToolCallBlock, dialect: str) -> str:
     empty input as no arguments)."""
     if dialect in ("openai", "openai-responses"):
         return call.arguments
-    text = call.arguments.strip() or "{}"
+    text = rust_trim(call.arguments) or "{}"
     return "" if dialect == "anthropic" and text == "{}" else text
 
 

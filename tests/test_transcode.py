@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import msgwire
 from msgwire import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock, UnknownBlock, Usage
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError
+from strategies import rust_trim
 from test_differential import anthropic_final, compare_chat, compare_messages, openai_final
 from test_differential_responses import compare_response, sdk_events
 from test_stream import FIXTURE_IDS, FIXTURES, dialect_of
@@ -59,7 +60,7 @@ def _transcoded(data: bytes, source: str, target: str, *, chunk: int | None = No
 
 
 def _object_arguments(arguments: str) -> str:
-    if not arguments.strip():
+    if not rust_trim(arguments):
         return "{}"
     try:
         parsed = json.loads(arguments)
@@ -107,32 +108,28 @@ def _blocks(message: AssistantMessage, target: str) -> list[Any]:
     return blocks
 
 
-def _stop_reason(message: AssistantMessage, source: str, target: str) -> str | None:
+def _stop_reason(message: AssistantMessage, target: str) -> str | None:
+    """The stop reason the target's stream says, read back: the writers' tables
+    (``rust/core/src/response/*.rs``, ``STOP``) through the target's decoder."""
     stop = message.stop_reason
-    calls = bool(message.tool_calls)
-    if target == source and target != "openai-responses":
-        return stop  # the provider's own stop-reason string is passed through
-    if stop == "length":
-        return "length"
+    finished = "tool_use" if message.tool_calls else "end_turn"  # what a plain "stop" reads back as
     match target:
         case "openai":
-            return "tool_use" if calls or stop == "tool_use" else stop if stop == "content_filter" else "end_turn"
+            return stop if stop in ("length", "content_filter", "tool_use") else finished
         case "anthropic":
             if stop in ("refusal", "content_filter"):
                 return "refusal"
-            return stop if stop in ("tool_use", "pause") else "end_turn"
+            return stop if stop in ("length", "tool_use", "pause", "end_turn") else "end_turn"
         case "openai-responses":
-            if stop == "content_filter":
-                return "content_filter"
-            return "tool_use" if calls else "end_turn"
+            return stop if stop in ("length", "content_filter") else finished
         case "gemini":
             if stop in ("refusal", "content_filter"):
                 return "content_filter"
-            if stop == "error":
-                return "unknown"
-            return "tool_use" if calls else "end_turn"
+            if stop in ("length", "error"):
+                return stop
+            return finished if stop in ("end_turn", "tool_use") else "unknown"
         case _:
-            return "tool_use" if calls else "end_turn"
+            return "length" if stop == "length" else finished
 
 
 def _usage(message: AssistantMessage, target: str) -> Usage | None:
@@ -155,7 +152,7 @@ def carried(message: AssistantMessage, source: str, target: str) -> dict[str, An
     """What of ``message`` (decoded from a ``source`` stream) a ``target`` stream carries."""
     return {
         "content": _blocks(message, target),
-        "stop_reason": _stop_reason(message, source, target),
+        "stop_reason": _stop_reason(message, target),
         "usage": _usage(message, target),
         "model": message.model,
     }
@@ -379,3 +376,66 @@ def test_interleaved_tool_arguments_are_serialized_per_call(pieces: list[tuple[i
     assert failure is None
     back = msgwire.assemble(out, target)
     assert read_back(back) == carried(source, "openai", target)
+
+
+# --- every stop reason --------------------------------------------------------------------------
+
+
+def _anthropic_stream(stop_reason: str) -> bytes:
+    events = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "model": "m",
+                    "content": [],
+                    "usage": {"input_tokens": 5, "output_tokens": 0},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 2}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode() for kind, data in events)
+
+
+def _chat_stream(finish_reason: str) -> bytes:
+    return b"".join(
+        [
+            _chat_chunk({"role": "assistant", "content": "hi"}),
+            _chat_chunk({}, finish_reason),
+            b"data: [DONE]\n\n",
+        ]
+    )
+
+
+STOPS = [("anthropic", r) for r in ("end_turn", "max_tokens", "tool_use", "pause_turn", "refusal", "stop_sequence")]
+STOPS += [("openai", r) for r in ("stop", "length", "content_filter", "eos")]
+
+
+@pytest.mark.parametrize(("source", "raw"), STOPS, ids=[f"{s}:{r}" for s, r in STOPS])
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_stop_reason_reads_back_as_the_target_says_it(source: str, raw: str, target: str) -> None:
+    data = _anthropic_stream(raw) if source == "anthropic" else _chat_stream(raw)
+    transcoder = msgwire.Transcoder(source, target)
+    out = transcoder.feed(data) + transcoder.finish()
+    message = transcoder.message()
+    assert message.raw_stop_reason == raw
+    back = msgwire.assemble(out, target)
+    assert read_back(back) == carried(message, source, target)
+    if target == source:  # the provider's own word survives a trip to the same dialect
+        assert back.raw_stop_reason == raw

@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::request::anthropic::{OutBlock, TARGET, block};
 use crate::request::{Loss, Part, Policy, object_arguments};
 
-const STOP: &[(StopReason, &[&str])] = &[
+pub(crate) const STOP: &[(StopReason, &[&str])] = &[
     (StopReason::EndTurn, &["end_turn", "stop_sequence"]),
     (StopReason::Length, &["max_tokens", "model_context_window_exceeded"]),
     (StopReason::ToolUse, &["tool_use"]),

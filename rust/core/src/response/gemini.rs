@@ -46,7 +46,7 @@ const TARGET: Target = Target {
     call_ids: CallIds::Optional,
 };
 
-const STOP: &[(StopReason, &[&str])] = &[
+pub(crate) const STOP: &[(StopReason, &[&str])] = &[
     (StopReason::EndTurn, &["STOP"]),
     (StopReason::ToolUse, &["STOP"]),
     (StopReason::Length, &["MAX_TOKENS"]),

@@ -35,11 +35,12 @@
 //! stream reports it. Every other failure is placed in the body: a byte offset, and its JSON
 //! path ([`json_path`]) in [`ResponseError`].
 
-mod anthropic;
+// The stop-reason tables are shared with `crate::transcode`.
+pub(crate) mod anthropic;
 mod clock;
-mod gemini;
-mod ollama;
-mod openai_chat;
+pub(crate) mod gemini;
+pub(crate) mod ollama;
+pub(crate) mod openai_chat;
 mod openai_responses;
 mod path;
 

@@ -38,7 +38,7 @@ const TARGET: Target = Target {
     call_ids: CallIds::Optional,
 };
 
-const STOP: &[(StopReason, &[&str])] = &[
+pub(crate) const STOP: &[(StopReason, &[&str])] = &[
     (StopReason::EndTurn, &["stop", "load", "unload"]),
     (StopReason::ToolUse, &["stop"]),
     (StopReason::Length, &["length"]),

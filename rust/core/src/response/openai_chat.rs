@@ -45,10 +45,11 @@ const TARGET: Target = Target {
     call_ids: CallIds::Required(IdFormat::OpenAi),
 };
 
-const STOP: &[(StopReason, &[&str])] = &[
-    (StopReason::EndTurn, &["stop"]),
-    (StopReason::ToolUse, &["tool_calls", "function_call"]),
-    (StopReason::Length, &["length"]),
+pub(crate) const STOP: &[(StopReason, &[&str])] = &[
+    // after the first, the other strings compatible servers send (what the decoder reads)
+    (StopReason::EndTurn, &["stop", "end_turn", "eos"]),
+    (StopReason::ToolUse, &["tool_calls", "function_call", "tool_use"]),
+    (StopReason::Length, &["length", "model_length", "max_tokens"]),
     (StopReason::ContentFilter, &["content_filter"]),
     (StopReason::Refusal, &["stop"]),
 ];

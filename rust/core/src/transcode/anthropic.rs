@@ -3,24 +3,19 @@
 //! `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason and the
 //! cumulative usage) and `message_stop`. A failure is an `event: error`.
 
-use crate::canonical::{AssistantMessage, Block, StopReason, Usage};
-use crate::dialect::DialectName;
+use crate::canonical::{AssistantMessage, Block, Usage};
 use crate::error::Error;
+use crate::response::anthropic::STOP;
 
 use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, stop_string, usage_of};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Anthropic {
-    source: DialectName,
     /// Blocks opened so far; the open one is `blocks - 1`.
     blocks: usize,
 }
 
 impl Anthropic {
-    pub(crate) fn new(source: DialectName) -> Self {
-        Self { source, blocks: 0 }
-    }
-
     fn block_delta(&self, out: &mut Vec<u8>, kind: &str, field: &str, value: &str) {
         out.extend_from_slice(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":");
         json_num(out, self.blocks.saturating_sub(1) as u64);
@@ -31,16 +26,6 @@ impl Anthropic {
         out.extend_from_slice(b"\":");
         json_str(out, value);
         out.extend_from_slice(b"}}\n\n");
-    }
-}
-
-fn stop_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Length => "max_tokens",
-        StopReason::ToolUse => "tool_use",
-        StopReason::Pause => "pause_turn",
-        StopReason::Refusal | StopReason::ContentFilter => "refusal",
-        _ => "end_turn",
     }
 }
 
@@ -112,7 +97,7 @@ impl Encoder for Anthropic {
 
     fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         out.extend_from_slice(b"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
-        json_str(out, stop_string(message, self.source, DialectName::Anthropic, stop_reason));
+        json_str(out, stop_string(message, STOP, "end_turn"));
         out.extend_from_slice(b",\"stop_sequence\":null},\"usage\":");
         write_usage(out, &usage_of(message));
         out.extend_from_slice(b"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");

@@ -4,9 +4,9 @@
 //! complete), and a last chunk with `finishReason` and `usageMetadata`. Google ends events
 //! with CRLF pairs; so does this. A failure is a chunk holding `{"error": {...}}`.
 
-use crate::canonical::{AssistantMessage, Block, StopReason};
-use crate::dialect::DialectName;
+use crate::canonical::{AssistantMessage, Block};
 use crate::error::Error;
+use crate::response::gemini::STOP;
 
 use super::{
     Delta, Encoder, error_parts, json_num, json_object_arguments, json_str, response_id, stop_string, usage_of,
@@ -14,7 +14,6 @@ use super::{
 
 #[derive(Debug)]
 pub(crate) struct Gemini {
-    source: DialectName,
     /// `,"modelVersion":..,"responseId":..}` — every chunk ends with it.
     tail: Vec<u8>,
 }
@@ -23,10 +22,6 @@ const PARTS: &[u8] = b"data: {\"candidates\":[{\"content\":{\"parts\":[";
 const END: &[u8] = b"\r\n\r\n";
 
 impl Gemini {
-    pub(crate) fn new(source: DialectName) -> Self {
-        Self { source, tail: b"}".to_vec() }
-    }
-
     fn chunk(&self, out: &mut Vec<u8>, part: impl FnOnce(&mut Vec<u8>)) {
         out.extend_from_slice(PARTS);
         part(out);
@@ -36,12 +31,9 @@ impl Gemini {
     }
 }
 
-fn finish_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Length => "MAX_TOKENS",
-        StopReason::ContentFilter | StopReason::Refusal => "SAFETY",
-        StopReason::Error => "OTHER",
-        _ => "STOP",
+impl Default for Gemini {
+    fn default() -> Self {
+        Self { tail: b"}".to_vec() }
     }
 }
 
@@ -99,7 +91,7 @@ impl Encoder for Gemini {
         let usage = usage_of(message);
         out.extend_from_slice(PARTS);
         out.extend_from_slice(b"],\"role\":\"model\"},\"finishReason\":");
-        json_str(out, stop_string(message, self.source, DialectName::Gemini, finish_reason));
+        json_str(out, stop_string(message, STOP, "OTHER"));
         out.extend_from_slice(b",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":");
         json_num(out, usage.input_tokens);
         // Gemini counts thoughts apart from the candidates.

@@ -12,8 +12,9 @@
 //! What each target cannot carry is left out, never invented: OpenAI Chat has no place for
 //! thinking signatures or redacted thinking (reasoning text goes out as `reasoning_content`,
 //! as DeepSeek and vLLM send it); Gemini and Ollama have none for redacted thinking, Ollama none
-//! for signatures. Ids, the model, usage and the stop reason are carried over (the provider's
-//! own stop-reason string when source and target are the same dialect).
+//! for signatures. Ids, the model, usage and the stop reason are carried over (the stop-reason
+//! strings are the non-streamed writers' tables in `crate::response`: the source's own string
+//! when the target has it for that reason, as from one dialect to itself).
 //!
 //! Each target ends as its provider does (`data: [DONE]`, `message_stop`, `response.completed`
 //! or `.incomplete`, a last chunk with `finishReason`, a line with `done: true`). A source that
@@ -32,6 +33,7 @@ use crate::canonical::{AssistantMessage, Block, StopReason, Usage};
 use crate::decoder::StreamDecoder;
 use crate::dialect::DialectName;
 use crate::error::{Error, ErrorKind};
+pub(crate) use crate::response::response_id;
 
 use sequence::Sequencer;
 
@@ -39,11 +41,11 @@ use sequence::Sequencer;
 /// in the `target` dialect's wire format.
 pub fn transcoder(source: DialectName, target: DialectName, options: BuilderOptions) -> StreamDecoder {
     let sink: Box<dyn crate::event::EventSink> = match target {
-        DialectName::OpenAi => Box::new(Sequencer::new(openai_chat::OpenAiChat::new(source))),
-        DialectName::OpenAiResponses => Box::new(Sequencer::new(openai_responses::OpenAiResponses::new(source))),
-        DialectName::Anthropic => Box::new(Sequencer::new(anthropic::Anthropic::new(source))),
-        DialectName::Gemini => Box::new(Sequencer::new(gemini::Gemini::new(source))),
-        DialectName::Ollama => Box::new(Sequencer::new(ollama::Ollama::new(source))),
+        DialectName::OpenAi => Box::new(Sequencer::new(openai_chat::OpenAiChat::default())),
+        DialectName::OpenAiResponses => Box::new(Sequencer::new(openai_responses::OpenAiResponses::default())),
+        DialectName::Anthropic => Box::new(Sequencer::new(anthropic::Anthropic::default())),
+        DialectName::Gemini => Box::new(Sequencer::new(gemini::Gemini::default())),
+        DialectName::Ollama => Box::new(Sequencer::new(ollama::Ollama::default())),
     };
     StreamDecoder::with_sink(source, options, sink)
 }
@@ -109,77 +111,29 @@ pub(crate) fn error_parts(error: &Error) -> (&str, String) {
     }
 }
 
-/// The id a target's response carries: the provider's, else one made from the message id.
-pub(crate) fn response_id(message: &AssistantMessage, prefix: &str) -> String {
-    match message.response_id.as_deref() {
-        Some(id) => id.to_owned(),
-        None => format!("{prefix}{}", message.id),
-    }
-}
-
-/// The stop-reason string for `target`: the provider's own when the source is the same
-/// dialect, else `map` of the canonical reason.
-pub(crate) fn stop_string(
-    message: &AssistantMessage,
-    source: DialectName,
-    target: DialectName,
-    map: fn(StopReason) -> &'static str,
-) -> &str {
-    match message.raw_stop_reason.as_deref() {
-        Some(raw) if source == target => raw,
-        _ => map(message.stop_reason.unwrap_or_default()),
-    }
+/// The stop-reason string of `table` (a dialect's, from `crate::response`) for `message`: its
+/// own `raw_stop_reason` when that is one of the table's strings for its stop reason, else the
+/// table's first, else `otherwise`.
+pub(crate) fn stop_string<'a>(
+    message: &'a AssistantMessage,
+    table: &[(StopReason, &[&'static str])],
+    otherwise: &'static str,
+) -> &'a str {
+    crate::response::stop_value(message, table, otherwise, &mut Vec::new())
 }
 
 pub(crate) fn usage_of(message: &AssistantMessage) -> Usage {
     message.usage.clone().unwrap_or_default()
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 timestamp (`2026-11-21T10:00:00.123Z`,
-/// `...+01:00`); 0 when it cannot be read (the `created` fields are informative only).
-pub(crate) fn unix_seconds(timestamp: &str) -> u64 {
-    parse_rfc3339(timestamp).and_then(|s| u64::try_from(s).ok()).unwrap_or(0)
-}
-
-fn parse_rfc3339(ts: &str) -> Option<i64> {
-    let b = ts.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> { ts.get(range)?.parse().ok() };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let mut seconds = days * 86_400 + hour * 3_600 + minute * 60 + second;
-    // The offset after any fraction: `Z`, or `+HH:MM` / `-HH:MM`.
-    let rest = ts.get(19..)?.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    if let (Some(sign @ ('+' | '-')), Some(h), Some(m)) =
-        (rest.chars().next(), rest.get(1..3).and_then(|h| h.parse::<i64>().ok()), rest.get(4..6))
-    {
-        let offset = h * 3_600 + m.parse::<i64>().ok()? * 60;
-        seconds += if sign == '+' { -offset } else { offset };
-    }
-    Some(seconds)
+/// The message's creation time in Unix seconds, as `created` fields carry it (0 when unreadable).
+pub(crate) fn json_created(out: &mut Vec<u8>, message: &AssistantMessage) {
+    out.extend_from_slice(crate::response::created(message).to_string().as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_read_as_unix_seconds() {
-        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), 0);
-        assert_eq!(unix_seconds("2026-11-21T10:00:00.123456Z"), 1_795_255_200);
-        assert_eq!(unix_seconds("2026-11-21T11:00:00+01:00"), 1_795_255_200);
-        assert_eq!(unix_seconds("2000-02-29T23:59:59Z"), 951_868_799);
-        assert_eq!(unix_seconds("not a time"), 0);
-    }
 
     #[test]
     fn arguments_become_an_object() {

@@ -3,33 +3,24 @@
 //! is complete), and a last line with `done: true`, `done_reason` and the token counts. A
 //! failure is an `{"error": "..."}` line.
 
-use crate::canonical::{AssistantMessage, Block, StopReason};
-use crate::dialect::DialectName;
+use crate::canonical::{AssistantMessage, Block};
 use crate::error::Error;
+use crate::response::ollama::STOP;
 
 use super::{Delta, Encoder, error_parts, json_num, json_object_arguments, json_str, stop_string, usage_of};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Ollama {
-    source: DialectName,
     /// `{"model":..,"created_at":..,"message":{"role":"assistant",` — every line begins with it.
     head: Vec<u8>,
 }
 
 impl Ollama {
-    pub(crate) fn new(source: DialectName) -> Self {
-        Self { source, head: Vec::new() }
-    }
-
     fn line(&self, out: &mut Vec<u8>, message: impl FnOnce(&mut Vec<u8>)) {
         out.extend_from_slice(&self.head);
         message(out);
         out.extend_from_slice(b"},\"done\":false}\n");
     }
-}
-
-fn done_reason(stop: StopReason) -> &'static str {
-    if stop == StopReason::Length { "length" } else { "stop" }
 }
 
 impl Encoder for Ollama {
@@ -78,7 +69,7 @@ impl Encoder for Ollama {
         let usage = usage_of(message);
         out.extend_from_slice(&self.head);
         out.extend_from_slice(b"\"content\":\"\"},\"done\":true,\"done_reason\":");
-        json_str(out, stop_string(message, self.source, DialectName::Ollama, done_reason));
+        json_str(out, stop_string(message, STOP, "stop"));
         out.extend_from_slice(b",\"prompt_eval_count\":");
         json_num(out, usage.input_tokens);
         out.extend_from_slice(b",\"eval_count\":");

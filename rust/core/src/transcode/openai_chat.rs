@@ -4,15 +4,14 @@
 //! `finish_reason`, a usage chunk (`choices: []`, as with `include_usage`), then `data: [DONE]`.
 //! A failure is a `data: {"error": {...}}` chunk, which the SDK raises as an `APIError`.
 
-use crate::canonical::{AssistantMessage, Block, StopReason};
-use crate::dialect::DialectName;
+use crate::canonical::{AssistantMessage, Block};
 use crate::error::Error;
+use crate::response::openai_chat::STOP;
 
-use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, stop_string, unix_seconds, usage_of};
+use super::{Delta, Encoder, error_parts, json_created, json_num, json_str, response_id, stop_string, usage_of};
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct OpenAiChat {
-    source: DialectName,
     /// `data: {"id":..,"object":..,"created":..,"model":..` — every chunk begins with it.
     head: Vec<u8>,
     /// Tool calls opened so far; the open one is `tools - 1`.
@@ -23,10 +22,6 @@ const CHOICE: &[u8] = b",\"choices\":[{\"index\":0,\"delta\":";
 const NOT_FINISHED: &[u8] = b",\"finish_reason\":null}]}\n\n";
 
 impl OpenAiChat {
-    pub(crate) fn new(source: DialectName) -> Self {
-        Self { source, head: Vec::new(), tools: 0 }
-    }
-
     fn chunk(&self, out: &mut Vec<u8>, delta: impl FnOnce(&mut Vec<u8>)) {
         out.extend_from_slice(&self.head);
         out.extend_from_slice(CHOICE);
@@ -35,21 +30,12 @@ impl OpenAiChat {
     }
 }
 
-fn finish_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::Length => "length",
-        StopReason::ToolUse => "tool_calls",
-        StopReason::ContentFilter => "content_filter",
-        _ => "stop",
-    }
-}
-
 impl Encoder for OpenAiChat {
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         self.head.extend_from_slice(b"data: {\"id\":");
         json_str(&mut self.head, &response_id(message, "chatcmpl-"));
         self.head.extend_from_slice(b",\"object\":\"chat.completion.chunk\",\"created\":");
-        json_num(&mut self.head, unix_seconds(&message.timestamp));
+        json_created(&mut self.head, message);
         self.head.extend_from_slice(b",\"model\":");
         json_str(&mut self.head, message.model.as_deref().unwrap_or(""));
         self.chunk(out, |out| out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"\"}"));
@@ -100,7 +86,7 @@ impl Encoder for OpenAiChat {
         out.extend_from_slice(&self.head);
         out.extend_from_slice(CHOICE);
         out.extend_from_slice(b"{},\"finish_reason\":");
-        json_str(out, stop_string(message, self.source, DialectName::OpenAi, finish_reason));
+        json_str(out, stop_string(message, STOP, "stop"));
         out.extend_from_slice(b"}]}\n\n");
         if let Some(usage) = message.usage.as_ref().map(|_| usage_of(message)) {
             out.extend_from_slice(&self.head);

@@ -12,7 +12,7 @@
 use crate::canonical::{AssistantMessage, Block, StopReason};
 use crate::error::Error;
 
-use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, unix_seconds, usage_of};
+use super::{Delta, Encoder, error_parts, json_created, json_num, json_str, response_id, usage_of};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -44,10 +44,6 @@ pub(crate) struct OpenAiResponses {
 }
 
 impl OpenAiResponses {
-    pub(crate) fn new(_source: crate::dialect::DialectName) -> Self {
-        Self::default()
-    }
-
     /// `data: {"type":<kind>,"sequence_number":N` — the caller writes the rest and `}\n\n`.
     fn event(&mut self, out: &mut Vec<u8>, kind: &str) {
         out.extend_from_slice(b"event: ");
@@ -157,7 +153,7 @@ impl Encoder for OpenAiResponses {
         self.head.extend_from_slice(b"{\"id\":");
         json_str(&mut self.head, &response_id(message, "resp_"));
         self.head.extend_from_slice(b",\"object\":\"response\",\"created_at\":");
-        json_num(&mut self.head, unix_seconds(&message.timestamp));
+        json_created(&mut self.head, message);
         self.model.extend_from_slice(b",\"model\":");
         json_str(&mut self.model, message.model.as_deref().unwrap_or(""));
         self.model.extend_from_slice(

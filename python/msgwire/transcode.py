@@ -14,7 +14,8 @@ failing chunk produced, already yielded by ``transcode``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
 from typing import Any
 
 from .errors import StreamError
@@ -94,6 +95,15 @@ def _failed_source(transcoder: Transcoder, cause: BaseException) -> StreamError:
     return error
 
 
+def _fed(step: Callable[[], bytes]) -> tuple[bytes, StreamError | None]:
+    """``step()`` (a feed or the finish), and on a ``StreamError`` the output it had: the
+    target's error frame, yielded before the error is raised."""
+    try:
+        return step(), None
+    except StreamError as failure:
+        return failure.output, failure
+
+
 def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> Iterator[bytes]:
     """The stream of ``source`` (bytes, an iterable of bytes, a file, an httpx / requests
     response) rewritten from ``from_dialect`` to ``to_dialect``, chunk by chunk as it arrives.
@@ -111,19 +121,15 @@ def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -
             failure = _failed_source(transcoder, cause)
             yield failure.output
             raise failure from cause
-        try:
-            output = transcoder.feed(chunk)
-        except StreamError as failure:
-            yield failure.output
-            raise
+        output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output
-    try:
-        output = transcoder.finish()
-    except StreamError as failure:
-        yield failure.output
-        raise
+        if failure is not None:
+            raise failure
+    output, failure = _fed(transcoder.finish)
     yield output
+    if failure is not None:
+        raise failure
 
 
 async def atranscode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> AsyncIterator[bytes]:
@@ -140,16 +146,12 @@ async def atranscode(source: Any, from_dialect: str, to_dialect: str, **options:
             failure = _failed_source(transcoder, cause)
             yield failure.output
             raise failure from cause
-        try:
-            output = transcoder.feed(chunk)
-        except StreamError as failure:
-            yield failure.output
-            raise
+        output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output
-    try:
-        output = transcoder.finish()
-    except StreamError as failure:
-        yield failure.output
-        raise
+        if failure is not None:
+            raise failure
+    output, failure = _fed(transcoder.finish)
     yield output
+    if failure is not None:
+        raise failure

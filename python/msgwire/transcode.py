@@ -118,9 +118,9 @@ def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -
         except StopIteration:
             break
         except Exception as cause:
-            failure = _failed_source(transcoder, cause)
-            yield failure.output
-            raise failure from cause
+            failed = _failed_source(transcoder, cause)
+            yield failed.output
+            raise failed from cause
         output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output
@@ -143,9 +143,9 @@ async def atranscode(source: Any, from_dialect: str, to_dialect: str, **options:
         except StopAsyncIteration:
             break
         except Exception as cause:
-            failure = _failed_source(transcoder, cause)
-            yield failure.output
-            raise failure from cause
+            failed = _failed_source(transcoder, cause)
+            yield failed.output
+            raise failed from cause
         output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output

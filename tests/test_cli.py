@@ -507,3 +507,48 @@ def test_python_dash_m_and_the_console_script_run() -> None:
     assert usage.returncode == 2
     assert "no such file" in usage.stderr
     assert "Traceback" not in usage.stderr
+
+
+# --- transcode -------------------------------------------------------------------------------
+
+
+def _transcoded(data: bytes, source: str, target: str) -> tuple[bytes, str | None]:
+    """What ``msgwire.transcode`` writes, and the name of the error it raises (if it does)."""
+    out: list[bytes] = []
+    try:
+        out.extend(msgwire.transcode(data, source, target))
+    except msgwire.StreamError as failure:
+        return b"".join(out), type(failure).__name__
+    return b"".join(out), None
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.name for p in RECORDINGS])
+@pytest.mark.parametrize("target", ["openai", "anthropic", "openai-responses", "gemini", "ollama"])
+def test_transcode_writes_the_target_stream(
+    capsysbinary: pytest.CaptureFixture[bytes], path: Path, target: str
+) -> None:
+    code = main(["transcode", str(path), "--to", target])  # the source dialect is detected
+    out, err = capsysbinary.readouterr()
+    expected, failure = _transcoded(path.read_bytes(), BUNDLED_DIALECT[path.name], target)
+    if failure is None:
+        assert (code, err) == (0, b"")
+        assert msgwire.assemble(out, target).text == msgwire.assemble(expected, target).text
+    else:
+        assert code == 1
+        assert f"msgwire transcode: {failure}: ".encode() in err
+        assert out.split()[-1] == expected.split()[-1]  # ends with the target's error frame
+    # the same events, but for what each run makes fresh (the created time, ids from the message id)
+    assert len(out.splitlines()) == len(expected.splitlines())
+
+
+def test_transcode_unknown_target_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["transcode", str(RECORDINGS[0]), "--to", "cohere"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'cohere'" in capsys.readouterr().err
+
+
+def test_transcode_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "transcode", "nope.sse", "--to", "openai")
+    assert code == 2
+    assert "no such file: nope.sse" in err

@@ -3,6 +3,7 @@
 - ``msgwire parse FILE|-``: decode a recorded provider stream, live, then the assembled message;
 - ``msgwire convert IN --to D``: a session or request body between the canonical envelope and
   every dialect, with the loss report;
+- ``msgwire transcode FILE|- --to D``: a recorded stream rewritten in another dialect's format;
 - ``msgwire bench``: msgwire beside the installed peers, on the same bytes;
 - ``msgwire demo``: all of it on the bundled examples (``make demo``).
 
@@ -18,7 +19,7 @@ import os
 import sys
 
 from ..errors import MsgwireError
-from . import bench, convert, demo, parse
+from . import bench, convert, demo, parse, transcode
 from .inputs import UsageError
 
 __all__ = ["main"]
@@ -31,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 the input failed (with its byte offset or JSON path), 2 a usage error.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (parse, convert, bench, demo):
+    for module in (parse, convert, transcode, bench, demo):
         module.add_parser(commands)
     return parser
 

@@ -9,7 +9,10 @@
 //! A message or block whose `type` this version does not know is kept as raw JSON
 //! ([`Message::Unknown`], [`Block::Unknown`]) and written back unchanged.
 
-use serde::de::{Error as _, Unexpected};
+use std::cell::Cell;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Error as _, MapAccess, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
@@ -433,8 +436,98 @@ fn unplaced<E: serde::de::Error>(err: &serde_json::Error) -> E {
     E::custom(text.strip_suffix(&position).unwrap_or(&text))
 }
 
+// --- the one-pass read of tagged objects ----------------------------------------------------------
+
+thread_local! {
+    /// Set while [`read_tag_first`] reads: messages and blocks are then read in one pass.
+    static TAG_FIRST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Why a one-pass read gave up (never shown: the general read runs instead).
+const NOT_TAG_FIRST: &str = "not a tag-first object of a known type";
+
+/// A message or block type that can be read from the fields after its `type` tag.
+trait TagFirst: Sized {
+    /// The value for `tag` from the rest of its object; `None` for a tag this version does not know.
+    fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>>;
+}
+
+/// Reads an object whose first key is `type` with a known tag, as every canonical writer writes
+/// them, in one pass; anything else is an error that sends [`read_tag_first`] to the general read.
+struct TagFirstVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: TagFirst> Visitor<'de> for TagFirstVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object whose first key is `type`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let key: Option<std::borrow::Cow<'de, str>> = map.next_key()?;
+        if key.as_deref() != Some("type") {
+            return Err(A::Error::custom(NOT_TAG_FIRST));
+        }
+        let tag: std::borrow::Cow<'de, str> = map.next_value()?;
+        T::from_rest(&tag, map).unwrap_or_else(|| Err(A::Error::custom(NOT_TAG_FIRST)))
+    }
+}
+
+/// Read `input` with `read`, first in one pass that takes every message and block to begin with
+/// a `type` this version knows (what `python/msgwire` and this crate write); when one does not
+/// (an unknown type kept raw, another key first) or the input is in error, `read` runs again the
+/// general way, which scans each object once more to keep it raw and reports errors in place.
+pub fn read_tag_first<T>(input: &[u8], read: impl Fn(&[u8]) -> Result<T, Error>) -> Result<T, Error> {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            TAG_FIRST.set(false);
+        }
+    }
+    let fast = {
+        let _reset = Reset;
+        TAG_FIRST.set(true);
+        read(input)
+    };
+    match fast {
+        Ok(value) => Ok(value),
+        Err(_) => read(input),
+    }
+}
+
+impl TagFirst for Message {
+    fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>> {
+        let rest = MapAccessDeserializer::new(rest);
+        Some(match tag {
+            "user" => Deserialize::deserialize(rest).map(Message::User),
+            "assistant" => Deserialize::deserialize(rest).map(Message::Assistant),
+            "tool_result" => Deserialize::deserialize(rest).map(Message::ToolResult),
+            "system_control" => Deserialize::deserialize(rest).map(Message::SystemControl),
+            _ => return None,
+        })
+    }
+}
+
+impl TagFirst for Block {
+    fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>> {
+        let rest = MapAccessDeserializer::new(rest);
+        Some(match tag {
+            "text" => Deserialize::deserialize(rest).map(Block::Text),
+            "thinking" => Deserialize::deserialize(rest).map(Block::Thinking),
+            "image" => Deserialize::deserialize(rest).map(Block::Image),
+            "file_reference" => Deserialize::deserialize(rest).map(Block::FileReference),
+            "mcp_resource" => Deserialize::deserialize(rest).map(Block::McpResource),
+            "tool_call" => Deserialize::deserialize(rest).map(Block::ToolCall),
+            _ => return None,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if TAG_FIRST.get() {
+            return deserializer.deserialize_map(TagFirstVisitor(std::marker::PhantomData));
+        }
         tagged(
             deserializer,
             |tag, json| match tag {
@@ -451,6 +544,9 @@ impl<'de> Deserialize<'de> for Message {
 
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if TAG_FIRST.get() {
+            return deserializer.deserialize_map(TagFirstVisitor(std::marker::PhantomData));
+        }
         tagged(
             deserializer,
             |tag, json| match tag {
@@ -469,6 +565,10 @@ impl<'de> Deserialize<'de> for Block {
 
 /// Read a canonical session envelope.
 pub fn read_session(input: &[u8]) -> Result<Session, Error> {
+    read_tag_first(input, read_session_with)
+}
+
+fn read_session_with(input: &[u8]) -> Result<Session, Error> {
     let session = serde_json::from_slice(input).map_err(|e| {
         let mut error = Error::from_serde(&e, input);
         if e.is_eof() {
@@ -510,6 +610,36 @@ mod tests {
     fn roundtrip(json: &str) -> String {
         let session = read_session(json.as_bytes()).expect("reads");
         String::from_utf8(write(&session).expect("writes")).expect("utf-8")
+    }
+
+    /// The general read alone (no one-pass attempt), written back.
+    fn roundtrip_general(json: &str) -> String {
+        let session = read_session_with(json.as_bytes()).expect("reads");
+        String::from_utf8(write(&session).expect("writes")).expect("utf-8")
+    }
+
+    #[test]
+    fn the_one_pass_read_and_the_general_read_agree() {
+        let head = r#"{"version":1,"id":"s","system_prompt":null,"created_at":"t","updated_at":"t","metadata":{},"messages":["#;
+        let bodies = [
+            // tag first, known types: read in one pass
+            r#"{"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"a \"b\" \u00e9"}]}"#,
+            // an unknown block: the one-pass read gives up, the general read keeps it raw
+            r#"{"type":"assistant","id":"a","timestamp":"t","content":[{"type":"server_tool_use","id":"x", "input" : {}}]}"#,
+            // the tag not first: general read
+            r#"{"id":"u","type":"user","timestamp":"t","content":[{"text":"hi","type":"text"}]}"#,
+            // an unknown message type
+            r#"{"type":"note","id":"n","body":[1, 2]}"#,
+        ];
+        for body in bodies {
+            let doc = format!("{head}{body}]}}");
+            assert_eq!(roundtrip(&doc), roundtrip_general(&doc), "{body}");
+            assert!(!TAG_FIRST.get(), "the one-pass flag is reset");
+        }
+        // errors are the general read's, with its offsets
+        let broken = format!("{head}{{\"type\":\"user\",\"id\":1}}]}}");
+        assert_eq!(read_session(broken.as_bytes()).err(), read_session_with(broken.as_bytes()).err());
+        assert!(!TAG_FIRST.get());
     }
 
     #[test]

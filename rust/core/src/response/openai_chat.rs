@@ -46,10 +46,11 @@ const TARGET: Target = Target {
 };
 
 pub(crate) const STOP: &[(StopReason, &[&str])] = &[
-    // after the first, the other strings compatible servers send (what the decoder reads)
-    (StopReason::EndTurn, &["stop", "end_turn", "eos"]),
-    (StopReason::ToolUse, &["tool_calls", "function_call", "tool_use"]),
-    (StopReason::Length, &["length", "model_length", "max_tokens"]),
+    // OpenAI's own words only (the SDK's types refuse others): a compatible server's `eos` is
+    // written as `stop`
+    (StopReason::EndTurn, &["stop"]),
+    (StopReason::ToolUse, &["tool_calls", "function_call"]),
+    (StopReason::Length, &["length"]),
     (StopReason::ContentFilter, &["content_filter"]),
     (StopReason::Refusal, &["stop"]),
 ];

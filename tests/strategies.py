@@ -265,16 +265,42 @@ tool_names = st.text(st.sampled_from(_ALNUM + "_"), min_size=1, max_size=20)
 _object_arguments = json_objects.map(lambda v: msgspec.json.encode(v).decode())
 
 
+# Empty content: "" (refused by Gemini as a text part, by Anthropic as a text block) and text of
+# whitespace only (refused by Anthropic), with the whitespace of every language's definition:
+# Rust's, Python's (U+001C-U+001F) and JavaScript's (U+FEFF).
+BLANKS = " \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\ufeff"
+blank_texts = st.one_of(st.just(""), st.text(st.sampled_from(BLANKS), min_size=1, max_size=3))
+blank_text_blocks = st.builds(TextBlock, text=blank_texts)
+#: Text that is blank about half of the time.
+maybe_blank_texts = st.one_of(blank_texts, nonempty_texts)
+
+
 @st.composite
-def tool_histories(draw: st.DrawFn) -> list[Any]:
+def blank_messages(draw: st.DrawFn) -> UserMessage | AssistantMessage:
+    """A user or assistant message with nothing a model reads: no blocks, or blank text only."""
+    content = draw(st.lists(blank_text_blocks, max_size=2))
+    if draw(st.booleans()):
+        return UserMessage(content=content)
+    return AssistantMessage(
+        content=content, provider=draw(optional(st.sampled_from(["openai", "anthropic", "gemini"])))
+    )
+
+
+@st.composite
+def tool_histories(draw: st.DrawFn, blanks: bool = False) -> list[Any]:
     """An agent loop (user, assistant with 0-3 tool calls, their results, ...) then broken the
     ways real histories break: results lost (interrupted, crashed), answered twice, moved
     after later messages, orphaned (edited), call ids repeated across messages, and the
-    last assistant message left with its calls unanswered."""
+    last assistant message left with its calls unanswered.
+
+    ``blanks=True`` makes empty content frequent: the text of user messages, assistant
+    messages and tool results blank about half of the time, and 0-3 messages with nothing a
+    model reads (``blank_messages``) inserted anywhere, the first position included."""
     messages: list[Any] = []
     used: list[str] = []
+    words = maybe_blank_texts if blanks else nonempty_texts
     for _ in range(draw(st.integers(1, 5))):
-        messages.append(UserMessage(content=[TextBlock(text=draw(nonempty_texts))]))
+        messages.append(UserMessage(content=[TextBlock(text=draw(words))]))
         for _ in range(draw(st.integers(1, 3))):
             calls = []
             for _ in range(draw(st.integers(0, 3))):
@@ -282,7 +308,7 @@ def tool_histories(draw: st.DrawFn) -> list[Any]:
                 call_id = draw(st.sampled_from(used)) if reuse else draw(call_ids)
                 used.append(call_id)
                 calls.append(ToolCallBlock(id=call_id, name=draw(tool_names), arguments=draw(_object_arguments)))
-            text = [TextBlock(text=draw(nonempty_texts))] if draw(st.booleans()) or not calls else []
+            text = [TextBlock(text=draw(words))] if draw(st.booleans()) or not calls else []
             messages.append(
                 AssistantMessage(
                     content=[*text, *calls], provider=draw(optional(st.sampled_from(["openai", "anthropic", "gemini"])))
@@ -292,7 +318,7 @@ def tool_histories(draw: st.DrawFn) -> list[Any]:
                 ToolResultMessage(
                     tool_call_id=call.id,
                     tool_name=draw(optional(tool_names)),
-                    content=[TextBlock(text=draw(texts))],
+                    content=[TextBlock(text=draw(maybe_blank_texts if blanks else texts))],
                     is_error=draw(st.booleans()),
                 )
                 for call in draw(st.permutations(calls))
@@ -314,6 +340,9 @@ def tool_histories(draw: st.DrawFn) -> list[Any]:
             messages.insert(draw(st.integers(k, len(messages) - 1)), messages.pop(k))
         else:
             messages.insert(k, ToolResultMessage(tool_call_id=draw(call_ids), content=[TextBlock(text="late")]))
+    if blanks:
+        for _ in range(draw(st.integers(0, 3))):
+            messages.insert(draw(st.integers(0, len(messages))), draw(blank_messages()))
     return messages
 
 

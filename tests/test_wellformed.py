@@ -24,6 +24,22 @@ Ollama have no SDK among the dependencies, their shapes are checked by hand):
 - Ollama: a ``tool`` message per call, right after the assistant message, named after the
   call (Ollama pairs results with calls by name and order).
 
+And about empty content:
+
+- Anthropic: "text content blocks must be non-empty" and "... must contain non-whitespace
+  text" (checked on every text block, a string content or system prompt, and a tool result's
+  text: its ``content`` may be left out, not blank); "all messages must have non-empty
+  content". Where the input opens with a user message, so does the request ("first message
+  must use the user role", still Bedrock's rule).
+- Gemini: every content has parts, every part holds something, and no text part is empty
+  ("Unable to submit request because it has an empty text parameter") but the one carrying a
+  ``thoughtSignature``; the conversation opens with a user content as for Anthropic (a
+  function call must follow a user turn).
+- OpenAI Chat: no content array is empty ("array too short"); an assistant message has
+  content or tool calls. ``"content": ""`` is accepted.
+- OpenAI Responses: no message item has an empty ``content`` array. ``input_text`` with
+  ``""`` is accepted.
+
 The histories are the generic hostile sessions of ``strategies.sessions`` and agent loops
 broken the ways real ones break (``strategies.tool_histories``). Same-provider round trips of
 the fixture corpus stay byte-identical, and the validator itself is shown to reject the
@@ -52,17 +68,22 @@ from pydantic import TypeAdapter
 
 from msgwire import (
     AssistantMessage,
+    ImageBlock,
     Message,
+    PathSource,
     Session,
     TextBlock,
+    ThinkingBlock,
     ToolCallBlock,
+    ToolError,
     ToolResultMessage,
+    UserMessage,
     assistant,
     context,
     tool_result,
     user,
 )
-from msgwire.formats import DIALECTS, MISSING_RESULT, from_request, to_request, to_request_json
+from msgwire.formats import DIALECTS, EMPTY_MESSAGE, MISSING_RESULT, from_request, to_request, to_request_json
 from msgwire.types import LossReport
 from strategies import examples, sessions, tool_histories
 
@@ -104,6 +125,24 @@ def _drain(value: Any) -> Any:
     return value
 
 
+def _blank(text: str) -> bool:
+    """Empty or whitespace only, by Python's definition (Rust's and U+001C-U+001F) and JavaScript's
+    (U+FEFF): what Anthropic refuses as a text block, whichever the check."""
+    return not text.replace("\ufeff", "").strip()
+
+
+def _anthropic_text_ok(content: Any, where: str) -> None:
+    """A string content, or every text block of a list (nested in tool results too), is not blank."""
+    if isinstance(content, str):
+        rule(not _blank(content), f"{where}: blank text {content!r}")
+        return
+    for k, block in enumerate(content):
+        if block["type"] == "text":
+            rule(not _blank(block["text"]), f"{where}[{k}]: a blank text block {block['text']!r}")
+        elif block["type"] == "tool_result" and "content" in block:
+            _anthropic_text_ok(block["content"], f"{where}[{k}].content")
+
+
 def _ids_ok(ids: list[str], rules: list[IdRule], where: str) -> None:
     for call_id in ids:
         rule(all(r(call_id) for r in rules), f"{where}: id {call_id!r} refused")
@@ -122,12 +161,15 @@ def _openai(body: dict[str, Any], rules: list[IdRule]) -> None:
         rule(m["role"] != "tool", f"messages[{i}]: a tool message answering no assistant tool_calls before it")
         i += 1
         if m["role"] != "assistant":
+            rule(m.get("content") != [], f"messages[{i - 1}]: an empty content array")
             continue
         calls = [c["id"] for c in m.get("tool_calls", [])]
+        rule(m.get("content") != [], f"messages[{i - 1}]: an empty content array")
         rule(bool(calls) or m.get("content") is not None, f"messages[{i - 1}]: an assistant message with nothing")
         every += calls
         answers = []
         while i < len(messages) and messages[i]["role"] == "tool":
+            rule(messages[i]["content"] != [], f"messages[{i}]: an empty content array")
             answers.append(messages[i]["tool_call_id"])
             i += 1
         rule(Counter(answers) == Counter(calls), f"messages[{i - 1}]: tool messages {answers} for tool_calls {calls}")
@@ -137,6 +179,8 @@ def _openai(body: dict[str, Any], rules: list[IdRule]) -> None:
 def _anthropic(body: dict[str, Any], rules: list[IdRule]) -> None:
     rule(set(body) <= {"system", "messages", "tools"}, f"keys {set(body)}")
     rule(isinstance(body.get("system", ""), str), "system")
+    if "system" in body:
+        _anthropic_text_ok(body["system"], "system")
     _drain(_ANTHROPIC.validate_python(body["messages"]))
     messages = body["messages"]
     roles = [m["role"] for m in messages]
@@ -144,6 +188,8 @@ def _anthropic(body: dict[str, Any], rules: list[IdRule]) -> None:
     every: list[str] = []
     uses_before: list[str] = []
     for i, m in enumerate(messages):
+        rule(m["content"] != [], f"messages[{i}]: no content")
+        _anthropic_text_ok(m["content"], f"messages[{i}].content")
         blocks = m["content"] if isinstance(m["content"], list) else []
         kinds = [b["type"] for b in blocks]
         uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
@@ -192,6 +238,8 @@ def _ollama(body: dict[str, Any], rules: list[IdRule]) -> None:
 
 def _gemini(body: dict[str, Any], rules: list[IdRule]) -> None:
     rule(set(body) <= {"systemInstruction", "contents", "tools"}, f"keys {set(body)}")
+    for part in body.get("systemInstruction", {"parts": []})["parts"]:
+        rule(part.get("text") != "", "systemInstruction: an empty text part")
     contents = body["contents"]
     roles = [c["role"] for c in contents]
     rule(set(roles) <= {"user", "model"}, f"roles {roles}")
@@ -200,6 +248,10 @@ def _gemini(body: dict[str, Any], rules: list[IdRule]) -> None:
     calls_before: list[dict[str, Any]] = []
     for i, content in enumerate(contents):
         rule(bool(content["parts"]), f"contents[{i}]: no parts")
+        for k, part in enumerate(content["parts"]):
+            rule(bool(set(part) - {"thoughtSignature", "thought"}), f"contents[{i}].parts[{k}]: holds nothing")
+            empty = part.get("text") == "" and "thoughtSignature" not in part
+            rule(not empty, f"contents[{i}].parts[{k}]: an empty text part")
         calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
         responses = [p["functionResponse"] for p in content["parts"] if "functionResponse" in p]
         rule(all(isinstance(c.get("args", {}), dict) for c in calls), f"contents[{i}]: args not an object")
@@ -239,6 +291,8 @@ def _responses(body: dict[str, Any], rules: list[IdRule]) -> None:
     every: list[str] = []
     outputs: Counter[str] = Counter()
     for k, item in enumerate(items):
+        if item.get("type", "message") == "message":
+            rule(bool(item["content"]), f"input[{k}]: a message with an empty content array")
         if item.get("type") == "function_call":
             every.append(item["call_id"])
             calls[item["call_id"]] = k
@@ -324,6 +378,25 @@ def sent_call_ids(body: dict[str, Any], dialect: str) -> list[str | None]:
     return [None for m in body["messages"] for _ in m.get("tool_calls", [])]
 
 
+def first_message(messages: list[Message]) -> int:
+    """The index of the first user or assistant message (-1: none), the first a request sends."""
+    return next((i for i, m in enumerate(messages) if isinstance(m, (UserMessage, AssistantMessage))), -1)
+
+
+def first_role(body: dict[str, Any], dialect: str) -> str | None:
+    turns = body["contents"] if dialect == "gemini" else body["messages"]
+    return turns[0]["role"] if turns else None
+
+
+def first_text(body: dict[str, Any], dialect: str) -> str | None:
+    """The text of the first turn when it is a single text (Anthropic, Gemini)."""
+    if dialect == "gemini":
+        parts = body["contents"][0]["parts"] if body["contents"] else []
+        return parts[0].get("text") if len(parts) == 1 else None
+    content = body["messages"][0]["content"] if body["messages"] else None
+    return content if isinstance(content, str) else None
+
+
 def placeholders_sent(body: dict[str, Any], dialect: str, text: str) -> int:
     """How many results in the body are placeholders with ``text``."""
     if dialect in ("openai", "ollama"):
@@ -353,9 +426,18 @@ def _check_conversion(messages: list[Message], dialect: str, server: str | None)
     body, report = to_request(messages, dialect, report=True, missing_result=MISSING, tool_call_ids=server)
     validate(body, dialect, server)
     # a placeholder for each call the input left without a result, reported at the call
-    placeholders = [e for e in report.entries if e.action == "placeholder"]
+    placeholders = [e for e in report.entries if e.action == "placeholder" and e.kind == "tool_result"]
     assert len(placeholders) == unanswered(messages) == placeholders_sent(body, dialect, MISSING)
-    assert all(e.kind == "tool_result" and e.block is not None for e in placeholders)
+    assert all(e.block is not None for e in placeholders)
+    # the other placeholder: the opening user message, where the provider needs one
+    opening = first_message(messages)
+    kept = [(e.message, e.block, e.kind) for e in report.entries if e.action == "placeholder" and e not in placeholders]
+    assert kept in ([], [(opening, None, "message")])
+    if dialect in ("anthropic", "gemini") and opening >= 0 and isinstance(messages[opening], UserMessage):
+        assert first_role(body, dialect) == "user"
+    if kept:
+        assert dialect in ("anthropic", "gemini")
+        assert first_text(body, dialect) == EMPTY_MESSAGE
     # every id the target accepts is sent unchanged, every other one replaced and reported
     rewritten = {(e.message, e.block) for e in report.entries if e.action == "rewrite"}
     calls = input_calls(messages)
@@ -697,3 +779,196 @@ def test_without_ids_the_answers_to_one_tool_follow_the_call_order() -> None:
         {"name": "f", "response": {"error": MISSING}},
         {"name": "f", "response": {"result": "second"}},
     ]
+
+
+# --- empty content ------------------------------------------------------------------------------
+
+
+@examples(120)
+@given(tool_histories(blanks=True))
+def test_histories_with_empty_content_give_well_formed_requests(messages: list[Message]) -> None:
+    for dialect, server in TARGETS:
+        _, report = _check_conversion(messages, dialect, server)
+        # only messages are dropped for being empty: never a block, never a message with calls
+        for e in report.by_kind("message"):
+            m = messages[e.message]
+            assert e.block is None
+            assert not (isinstance(m, AssistantMessage) and any(isinstance(b, ToolCallBlock) for b in m.content))
+
+
+@examples(60)
+@given(tool_histories(blanks=True), st.integers(1, 8))
+def test_context_build_then_to_request_opens_with_a_user_turn(messages: list[Message], window: int) -> None:
+    """``context.build`` opens ``messages`` with a user message; the request keeps it first where
+    the provider needs that (Anthropic, Gemini), even when the message is blank."""
+    ctx = context.build(Session(system_prompt=" ", messages=messages), window=window)
+    for dialect, server in TARGETS:
+        body, _ = _check_conversion(ctx.messages, dialect, server)
+        if dialect in ("anthropic", "gemini"):
+            assert first_role(body, dialect) == "user"
+
+
+@examples(60)
+@given(tool_histories(blanks=True))
+def test_a_request_with_empty_content_read_back_is_written_again_unchanged(messages: list[Message]) -> None:
+    for dialect in DIALECTS:
+        body = to_request(messages, dialect)
+        again, report = to_request(from_request(body, dialect), dialect, report=True)
+        assert again == body
+        assert not [e for e in report.entries if e.action in ("placeholder", "rewrite", "drop")]
+
+
+CALL = ToolCallBlock(id="call_1", name="f", arguments="{}")
+
+
+def test_anthropic_leaves_blank_text_out_and_drops_the_messages_it_empties() -> None:
+    messages = [
+        user("q"),
+        assistant([TextBlock(text="\n\n"), CALL]),
+        tool_result("call_1", " "),
+        user([TextBlock(text=""), TextBlock(text="and?")]),
+        assistant(" \t"),
+        user(""),
+        assistant("done"),
+    ]
+    body, report = _check_conversion(messages, "anthropic", None)
+    assert body["messages"] == [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "f", "input": {}}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "call_1"}, {"type": "text", "text": "and?"}],
+        },
+        {"role": "assistant", "content": "done"},
+    ]
+    # the blank blocks are not reported; the two messages left empty are (their turns merged)
+    assert [(e.message, e.block, e.kind, e.action) for e in report.entries] == [
+        (4, None, "message", "drop"),
+        (5, None, "message", "drop"),
+    ]
+    assert "system" not in to_request([user("q")], "anthropic", system_prompt="\u3000")
+
+
+def test_anthropic_results_keep_an_error_message_and_leave_blank_text_out() -> None:
+    failed = ToolResultMessage(
+        tool_call_id="call_1", content=[TextBlock(text="")], is_error=True, error=ToolError(message="boom")
+    )
+    body = validate(to_request([user("q"), assistant([CALL]), failed], "anthropic"), "anthropic")
+    assert body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "call_1", "content": "boom", "is_error": True}
+    ]
+    body = validate(to_request([user("q"), assistant([CALL])], "anthropic", missing_result=""), "anthropic")
+    assert body["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "call_1", "is_error": True}]
+
+
+def test_gemini_leaves_empty_text_parts_out_but_keeps_whitespace_and_signatures() -> None:
+    signed = assistant(
+        [TextBlock(text=""), TextBlock(text=" "), ThinkingBlock(thinking="", signature="SIG")],
+        provider="gemini",
+    )
+    messages = [user("q"), signed, user(""), assistant([TextBlock(text=""), CALL]), tool_result("call_1", "")]
+    body, report = _check_conversion(messages, "gemini", None)
+    # the empty user message is dropped and the two model contents merge: roles still alternate
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": " "},
+                {"text": "", "thoughtSignature": "SIG"},
+                {"functionCall": {"name": "f", "args": {}, "id": "call_1"}},
+            ],
+        },
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "id": "call_1", "response": {"result": ""}}}]},
+    ]
+    assert [(e.message, e.kind, e.action) for e in report.entries] == [(2, "message", "drop")]
+    assert "systemInstruction" not in to_request([user("q")], "gemini", system_prompt="")
+
+
+def test_openai_chat_sends_empty_text_and_never_an_empty_content_array() -> None:
+    unsendable = ImageBlock(source=PathSource(path="/tmp/a.png"))
+    messages = [user(""), assistant([TextBlock(text="")]), user([unsendable]), assistant([TextBlock(text=""), CALL])]
+    body, report = _check_conversion(messages, "openai", None)
+    assert body["messages"][:2] == [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}]
+    # the user message left with no part is dropped, not sent as "content": []
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "assistant", "tool"]
+    assert body["messages"][2]["content"] == ""
+    assert [(e.message, e.kind, e.action) for e in report.entries if e.block is None] == [(2, "message", "drop")]
+
+
+def test_responses_sends_empty_text_and_never_an_empty_content_array() -> None:
+    unsendable = ImageBlock(source=PathSource(path="/tmp/a.png"))
+    body, report = _check_conversion(
+        [user(""), user([unsendable]), assistant([TextBlock(text=""), CALL])], "openai-responses", None
+    )
+    assert body["input"][0] == {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ""}]}
+    assert [i.get("role", i["type"]) for i in body["input"]] == [
+        "user",
+        "assistant",
+        "function_call",
+        "function_call_output",
+    ]
+    assert [(e.message, e.kind, e.action) for e in report.entries if e.block is None] == [(1, "message", "drop")]
+
+
+def test_ollama_takes_empty_messages() -> None:
+    body, report = _check_conversion([user(""), assistant([TextBlock(text="")])], "ollama", None)
+    assert body["messages"] == [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}]
+    assert not report
+
+
+@pytest.mark.parametrize(("dialect", "blank"), [("anthropic", " \n"), ("gemini", "")])
+def test_a_blank_opening_user_message_is_sent_as_empty_message(dialect: str, blank: str) -> None:
+    messages = [user(blank), assistant("hello"), user("hi")]
+    body, report = _check_conversion(messages, dialect, None)
+    assert first_role(body, dialect) == "user"
+    assert first_text(body, dialect) == EMPTY_MESSAGE
+    (step,) = report.entries
+    assert (step.message, step.block, step.kind, step.action) == (0, None, "message", "placeholder")
+    assert EMPTY_MESSAGE in step.reason
+    # a later one is dropped: the request already opens with a user turn
+    body, report = _check_conversion([user("hi"), assistant("hello"), user(""), assistant("still?")], dialect, None)
+    assert [(e.message, e.action) for e in report.entries] == [(2, "drop")]
+    # the window context.build sends opens with the user message; blank, it is kept the same way
+    ctx = context.build(Session(messages=[user(""), assistant([CALL]), tool_result("call_1", "ok")]), window=2)
+    assert isinstance(ctx.messages[0], UserMessage)
+    body, _ = _check_conversion(ctx.messages, dialect, None)
+    assert first_text(body, dialect) == EMPTY_MESSAGE
+
+
+def test_the_validator_refuses_empty_content_where_providers_do() -> None:
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("anthropic", {"messages": [{"role": "user", "content": ""}]}, "blank"),
+        ("anthropic", {"messages": [{"role": "user", "content": [{"type": "text", "text": " \n"}]}]}, "blank"),
+        ("anthropic", {"messages": [{"role": "user", "content": []}]}, "no content"),
+        ("anthropic", {"system": "\ufeff", "messages": [{"role": "user", "content": "q"}]}, "blank"),
+        (
+            "anthropic",
+            {
+                "messages": [
+                    {"role": "user", "content": "q"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "\x1c"}]},
+                ]
+            },
+            "blank",
+        ),
+        ("gemini", {"contents": [{"role": "user", "parts": [{"text": ""}]}]}, "empty text part"),
+        ("gemini", {"contents": [{"role": "user", "parts": [{}]}]}, "holds nothing"),
+        ("gemini", {"systemInstruction": {"parts": [{"text": ""}]}, "contents": []}, "empty text part"),
+        ("openai", {"messages": [{"role": "user", "content": []}]}, "empty content array"),
+        ("openai", {"messages": [{"role": "assistant", "content": None}]}, "with nothing"),
+        ("openai-responses", {"input": [{"type": "message", "role": "user", "content": []}]}, "empty content array"),
+    ]
+    for dialect, body, why in cases:
+        with pytest.raises(Malformed, match=why):
+            validate(body, dialect)
+    # and takes what they take
+    validate({"messages": [{"role": "user", "content": ""}, {"role": "assistant", "content": ""}]}, "openai")
+    validate(
+        {"contents": [{"role": "model", "parts": [{"text": " "}, {"text": "", "thoughtSignature": "S"}]}]}, "gemini"
+    )
+    validate(
+        {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": ""}]}]},
+        "openai-responses",
+    )

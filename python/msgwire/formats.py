@@ -38,6 +38,28 @@ pair up, so the request is built to pair them (each step reported):
   gives the same request every time (prompt caching depends on it). Reported with action
   ``rewrite``.
 
+Empty content, where the provider refuses it:
+
+- a text block the provider refuses is left out: Anthropic refuses text that is empty or
+  whitespace only ("text content blocks must contain non-whitespace text"), in tool results
+  too, Gemini an empty text part ("empty text parameter"; the one sent is the empty part that
+  carries a thought signature, as Gemini returns it). Such text carries nothing the model
+  reads, so it is not reported. A blank system prompt is left out for them too. OpenAI Chat,
+  Responses and Ollama take empty text: ``user("")`` is sent as ``"content": ""`` there;
+- a message left with nothing to send (only such text, or blocks the policy dropped) is
+  dropped, reported with kind ``message`` and action ``drop``; the turns around it merge
+  where roles must alternate (Anthropic, Gemini). No content array is ever empty; an
+  assistant message that makes calls always has them to send, and a tool result is always
+  sent (an Anthropic one without ``content`` when it has none, as a placeholder with a blank
+  ``missing_result`` is);
+- Anthropic and Gemini want the conversation to open with a user turn ("first message must
+  use the user role", still the rule on Bedrock; a Gemini function call must follow a user
+  turn): when the input opens with a user message that is left with nothing to send (and no
+  user message right after it opens the request instead), it is sent as ``EMPTY_MESSAGE``
+  (``"(empty message)"``) rather than dropped, reported with action ``placeholder``. An input
+  that opens with the model's turn is sent as it is: ``msgwire.context.build`` is what adds a
+  user message when a history has none.
+
 Normal form: content that is exactly one text block is written as a string, any other as a
 list of parts; a request written that way reads back to the same canonical blocks, so
 ``to_request(from_request(body, d), d) == body`` for the bodies this module writes (ids,
@@ -62,6 +84,7 @@ from .types import AssistantMessage, LossReport, Message, Policy, Session, Tool,
 
 __all__ = [
     "DIALECTS",
+    "EMPTY_MESSAGE",
     "MISSING_RESULT",
     "from_request",
     "from_response",
@@ -75,6 +98,9 @@ Dialect = Literal["openai", "anthropic", "ollama", "gemini", "openai-responses"]
 DIALECTS: tuple[str, ...] = ("openai", "anthropic", "ollama", "gemini", "openai-responses")
 MISSING_RESULT = "No result: this tool call was not completed."
 """The text of the error result sent for a tool call that has none (the Rust core's default)."""
+EMPTY_MESSAGE = "(empty message)"
+"""The text sent for a user message that opens the conversation but has nothing to send, where
+the provider needs a user turn first (Anthropic, Gemini; the Rust core's constant)."""
 
 
 class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -462,8 +462,10 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 Replay = Literal["keep", "to_text", "drop"]
 LossAction = Literal["drop", "to_text", "strip", "fallback", "placeholder", "rewrite"]
-"""What a lossy step did: ``placeholder`` added an error result for a tool call without one;
-``rewrite`` replaced a tool-call id the target refuses (or one that repeats an earlier call's)."""
+"""What a lossy step did: ``placeholder`` added an error result for a tool call without one
+(``kind="tool_result"``), or sent an opening user message that had nothing to send as
+``formats.EMPTY_MESSAGE`` (``kind="message"``); ``rewrite`` replaced a tool-call id the target
+refuses (or one that repeats an earlier call's)."""
 ToolCallIds = Literal["openai", "openai-responses", "anthropic", "mistral"]
 """A server's rule for tool-call ids, stricter than its dialect's (``to_request(...,
 tool_call_ids=...)``): ``openai`` 1-40 characters, ``openai-responses`` 1-64, ``anthropic``

@@ -1,7 +1,8 @@
 //! Anthropic Messages requests: `{"system"?: "...", "messages": [...], "tools"?: [...]}`.
 //!
 //! The provider's rules, all of them here:
-//! - the system prompt is the top-level `system` string (left out when there is none);
+//! - the system prompt is the top-level `system` string (left out when there is none, or it is
+//!   blank);
 //! - roles strictly alternate: consecutive user-side messages (user messages and tool results)
 //!   are merged into one `user` turn, consecutive assistant messages into one `assistant` turn;
 //! - tool results are `tool_result` blocks (`tool_use_id`, `content`, `is_error` when the tool
@@ -19,7 +20,19 @@
 //!   and tool results; anything else becomes the image's recognized text, or is dropped;
 //! - content that is exactly one text block is written as a string, otherwise as blocks (the
 //!   normal form `from_request` reads back to the same canonical blocks);
-//! - a message left with nothing to send is dropped (reported).
+//! - text is never empty or whitespace only ("text content blocks must be non-empty", "... must
+//!   contain non-whitespace text"): such a text block (or a blank system prompt) is left out,
+//!   unreported (it carries nothing the model reads), in user and assistant turns and in tool
+//!   results alike; a tool result left without content has no `content` (it is optional), the
+//!   placeholder of a blank `missing_result` too;
+//! - every message has content ("all messages must have non-empty content except for the
+//!   optional final assistant message"): a message left with nothing to send is dropped
+//!   (reported), and the turns around it merge, so roles still alternate. An assistant message
+//!   that makes calls always has them to send;
+//! - the conversation opens with a user turn when the input opens with a user message ("first
+//!   message must use the \"user\" role", still the rule on Bedrock): if that message (and any
+//!   user message right after it) is left with nothing to send, the first is sent as
+//!   `EMPTY_MESSAGE` (`(empty message)`), reported as a placeholder.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -28,8 +41,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, CallIds, IdFormat, Item, Loss, MessageOut, Options, Part, Role, SessionOut, SourceOut,
-    Target, joined_text, lower, object_arguments, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
+    Refusals, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments, parse_in, plan,
+    result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -45,6 +59,8 @@ pub(crate) const TARGET: Target = Target {
     image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
     call_ids: CallIds::Required(IdFormat::Anthropic),
 };
+
+const REFUSES: Refusals = Refusals { empty_text: EmptyText::BlankRefused, non_user_opening: true };
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -151,11 +167,12 @@ pub(super) fn write(
     for &item in &plan.items {
         let (i, role, blocks) = match item {
             Item::User(i, m) => {
-                let parts = lower(i, &m.content, Role::User, None, &TARGET, policy, report);
+                let parts = REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report));
                 (i, "user", parts.into_iter().filter_map(block).collect())
             }
             Item::Assistant(i, m) => {
                 let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
+                let parts = REFUSES.empty_text.strip(parts);
                 let mut blocks = Vec::with_capacity(parts.len());
                 for p in parts {
                     if let Part::ToolCall { block: b, call } = p {
@@ -168,13 +185,15 @@ pub(super) fn write(
                 (i, "assistant", blocks)
             }
             Item::ToolResult(i, r, call) => {
-                let parts: Vec<_> = result_parts(i, r, &TARGET, policy, report).into_iter().filter_map(block).collect();
+                let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
+                let parts: Vec<_> = parts.into_iter().filter_map(block).collect();
                 let content = if parts.is_empty() { None } else { Some(content(parts)) };
                 let tool_use_id = plan.id(&call);
                 (i, "user", vec![OutBlock::ToolResult { tool_use_id, content, is_error: super::is_error(r) }])
             }
             Item::Missing(call) => {
-                let content = Some(Content::Text(Cow::Borrowed(options.missing_result())));
+                let text = Some(options.missing_result()).filter(|t| !REFUSES.empty_text.refuses(t));
+                let content = text.map(|t| Content::Text(Cow::Borrowed(t)));
                 (
                     call.message,
                     "user",
@@ -197,6 +216,10 @@ pub(super) fn write(
             turns.push((role, blocks));
         }
     }
+    let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
+    if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
+        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }]));
+    }
     let messages = turns
         .into_iter()
         .map(|(role, mut blocks)| {
@@ -212,6 +235,7 @@ pub(super) fn write(
         .iter()
         .map(|t| ToolDecl { name: &t.name, description: t.description.as_deref(), input_schema: t.parameters })
         .collect();
+    let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
     to_vec(&Body { system, messages, tools })
 }
 

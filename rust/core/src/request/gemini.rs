@@ -1,7 +1,8 @@
 //! Gemini `generateContent` requests: `{"systemInstruction"?, "contents": [...], "tools"?: [...]}`.
 //!
 //! The provider's rules, all of them here:
-//! - the system prompt is `systemInstruction: {"parts": [{"text"}]}` (left out when there is none);
+//! - the system prompt is `systemInstruction: {"parts": [{"text"}]}` (left out when there is none,
+//!   or it is empty);
 //! - roles are `user` and `model`; consecutive contents of the same role are merged into one
 //!   (Gemini wants the roles to alternate);
 //! - an assistant message is a `model` content: text parts `{"text"}`, calls
@@ -27,7 +28,18 @@
 //! - images in user messages: base64 as `inlineData {mimeType, data}`, URLs as
 //!   `fileData {mimeType, fileUri}` (the media type guessed from the URL's extension,
 //!   `image/jpeg` when it has none known); elsewhere an image is its recognized text, or dropped;
-//! - a message left with nothing to send is dropped (reported).
+//! - no text part is empty ("Unable to submit request because it has an empty text parameter"):
+//!   an empty text block is left out, unreported (it carries nothing the model reads); the one
+//!   empty text part sent is the carrier of a thought signature (`{"text": "", "thoughtSignature"}`,
+//!   as Gemini itself returns it). Text of whitespace only is sent. A result's text is a value in
+//!   its `response` object, not a part: it may be empty;
+//! - every content has parts ("contents.parts must not be empty"): a message left with nothing to
+//!   send is dropped (reported), and the contents around it merge, so roles still alternate. An
+//!   assistant message that makes calls always has them to send;
+//! - the conversation opens with a user content when the input opens with a user message (a
+//!   function call turn must come right after a user turn or a function response turn): if that
+//!   message (and any user message right after it) is left with nothing to send, the first is
+//!   sent as `EMPTY_MESSAGE` (`(empty message)`), reported as a placeholder.
 
 use std::borrow::Cow;
 
@@ -35,8 +47,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, CallIds, Item, Loss, MessageOut, Options, Part, Plan, Replay, Role, SessionOut,
-    SourceOut, Target, joined_text, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, Item, Loss, MessageOut, Options, Part, Plan,
+    Refusals, Replay, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments,
+    offset_in, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{Block, ImageSource, Message};
 use crate::error::Error;
@@ -52,6 +65,8 @@ const TARGET: Target = Target {
     image_media_types: &[],
     call_ids: CallIds::Optional,
 };
+
+const REFUSES: Refusals = Refusals { empty_text: EmptyText::Refused, non_user_opening: true };
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -234,7 +249,7 @@ fn message_parts<'a>(
 ) -> Result<Vec<OutPart<'a>>, Error> {
     let native = provider.is_none_or(|p| p == TARGET.provider);
     let mut parts = Parts { out: Vec::with_capacity(blocks.len()), signature: None };
-    for part in lower(message, blocks, role, provider, &TARGET, policy, report) {
+    for part in REFUSES.empty_text.strip(lower(message, blocks, role, provider, &TARGET, policy, report)) {
         match part {
             Part::Text(text) => parts.push(Kind::Text { text }),
             Part::Image(ImageSource::Base64 { media_type, data }) => {
@@ -304,7 +319,8 @@ pub(super) fn write(
                 (i, "model", message_parts(i, &m.content, Role::Assistant, provider, &plan, policy, report)?)
             }
             Item::ToolResult(i, r, call) => {
-                let lowered = result_parts(i, r, &TARGET, policy, report);
+                // the text goes in the `response` object, where it may be empty
+                let lowered = result_parts(i, r, &TARGET, EmptyText::Sent, policy, report);
                 let outcome = if let [Part::Raw(raw)] = lowered.as_slice() {
                     Outcome::Raw(raw)
                 } else {
@@ -340,6 +356,11 @@ pub(super) fn write(
             contents.push(Content { role, parts });
         }
     }
+    let opens_with_user = contents.first().is_some_and(|c| c.role == "user");
+    if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
+        let text = OutPart::Part { kind: Kind::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }, thought_signature: None };
+        contents.insert(0, Content { role: "user", parts: vec![text] });
+    }
     let tools = if options.tools.is_empty() {
         Vec::new()
     } else {
@@ -355,6 +376,7 @@ pub(super) fn write(
                 .collect(),
         }]
     };
+    let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
     let system_instruction = system.map(|text| Instruction { parts: [TextOnly { text }] });
     to_vec(&Body { system_instruction, contents, tools })
 }

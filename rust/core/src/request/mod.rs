@@ -16,6 +16,12 @@
 //! - the lowering ([`lower`]): each canonical block becomes a [`Part`] the dialect can write, or
 //!   text, or nothing, following the replay [`Policy`] and the dialect's [`Target`] abilities.
 //!   Every lossy step is recorded as a [`Loss`].
+//! - empty content ([`Refusals`], declared by each dialect): a text part the provider refuses
+//!   (`""` for Gemini, blank for Anthropic) is left out unreported, as it carries nothing the
+//!   model reads; a message left with nothing to send is dropped (reported) and the turns
+//!   around it merge where roles must alternate; where the conversation must open with a user
+//!   turn, a user message opening the input is sent as [`EMPTY_MESSAGE`] rather than dropped
+//!   ([`keep_opening`], reported as a placeholder).
 //! - the marked text of what no provider has a part for (file references, MCP resources, an
 //!   image known only by its recognized text, thinking replayed as text).
 //!
@@ -44,7 +50,7 @@ use crate::dialect::DialectName;
 use crate::error::Error;
 pub(crate) use ids::CallIds;
 pub use ids::IdFormat;
-pub(crate) use plan::{Item, Plan, plan};
+pub(crate) use plan::{Item, Plan, keep_opening, plan};
 
 /// What to do with a block the target cannot carry as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -71,7 +77,8 @@ pub enum Action {
     Strip,
     /// A value the target cannot read was replaced (malformed tool arguments).
     Fallback,
-    /// Something the target requires was added: an error result for a tool call without one.
+    /// Something the target requires was added: an error result for a tool call without one, or
+    /// the text of a user message that opens the request (see [`EMPTY_MESSAGE`]).
     Placeholder,
     /// An identifier the target refuses (or one that repeats) was replaced: a tool-call id.
     Rewrite,
@@ -179,6 +186,11 @@ pub(super) fn function_tools<'a>(options: &'a Options<'_>) -> Vec<FunctionTool<'
 /// The text of the error result sent for a tool call that has none (see [`Options::missing_result`]).
 pub const MISSING_RESULT: &str = "No result: this tool call was not completed.";
 
+/// The text sent for a user message left with nothing to send (its text empty, its images
+/// dropped...) when it opens the conversation of a target that needs a user turn first
+/// ([`Refusals::non_user_opening`]): dropping it would open the request with the model's turn.
+pub const EMPTY_MESSAGE: &str = "(empty message)";
+
 /// Options of [`to_request_json`], readable from JSON (what the Python binding passes).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Options<'a> {
@@ -268,6 +280,12 @@ pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>
 /// Read a request body of `dialect` (its `messages`, and `system` where the dialect has it)
 /// into canonical session JSON, without ids and timestamps (see the module documentation).
 pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, Error> {
+    // serde_json does not check the raw JSON it keeps: a lone surrogate escape (`"\ud800"`) in a
+    // part kept whole would be copied into the session, which no canonical reader accepts.
+    // Refused at its offset (only when the body may hold one, so valid bodies pay a scan).
+    if memchr::memmem::find_iter(body, b"\\u").any(|at| matches!(body.get(at + 2), Some(b'd' | b'D'))) {
+        crate::partial::validate_bytes(body, usize::MAX)?;
+    }
     let session = match dialect {
         DialectName::OpenAi => openai_chat::read(body)?,
         DialectName::Anthropic => anthropic::read(body)?,
@@ -314,6 +332,61 @@ pub(crate) struct Target {
     pub image_media_types: &'static [&'static str],
     /// How requests carry tool-call ids, and which they accept.
     pub call_ids: CallIds,
+}
+
+/// The empty content a dialect's requests refuse (declared in each dialect file beside its
+/// [`Target`]; apart from it, since a provider's responses may hold what its requests may not).
+///
+/// A message left with nothing to send is dropped by every writer (reported); an assistant
+/// message that makes calls always has them to send, and a tool result is always sent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Refusals {
+    /// Which text parts the provider refuses.
+    pub empty_text: EmptyText,
+    /// The provider refuses a conversation that opens with the model's turn: a user message
+    /// that opened the input is sent as [`EMPTY_MESSAGE`] rather than dropped (see
+    /// [`keep_opening`]).
+    pub non_user_opening: bool,
+}
+
+/// Which text a provider refuses as a text part (block) of a request.
+///
+/// Such text carries nothing a model reads: it is left out without a report entry. The
+/// message it leaves empty, if any, is dropped and reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EmptyText {
+    /// Any text is sent, `""` included.
+    Sent,
+    /// `""` is refused (Gemini: "Unable to submit request because it has an empty text parameter").
+    Refused,
+    /// Text of whitespace only is refused too (Anthropic: "text content blocks must contain
+    /// non-whitespace text").
+    BlankRefused,
+}
+
+impl EmptyText {
+    /// Whether the provider refuses `text` as a text part.
+    pub fn refuses(self, text: &str) -> bool {
+        match self {
+            Self::Sent => false,
+            Self::Refused => text.is_empty(),
+            Self::BlankRefused => text.chars().all(is_blank),
+        }
+    }
+
+    /// `parts` without the text parts the provider refuses.
+    pub fn strip(self, mut parts: Vec<Part<'_>>) -> Vec<Part<'_>> {
+        if self != Self::Sent {
+            parts.retain(|p| !matches!(p, Part::Text(text) if self.refuses(text)));
+        }
+        parts
+    }
+}
+
+/// Whitespace as a provider's check may count it: Unicode `White_Space` (Rust's), and what other
+/// languages' checks add, U+001C-U+001F (Python's `str.isspace`) and U+FEFF (JavaScript's `\s`).
+fn is_blank(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '\u{1c}'..='\u{1f}' | '\u{feff}')
 }
 
 /// A block as the dialect writes it.
@@ -480,17 +553,21 @@ fn lower_thinking<'a>(
     }
 }
 
-/// The parts of a tool result: its blocks, or its error message when it has no content.
+/// The parts of a tool result: its blocks, or its error message when it has no content
+/// (`empty_text`: the text the provider refuses in a result, left out).
 pub(crate) fn result_parts<'a>(
     message: usize,
     result: &'a ToolResultMessage,
     target: &Target,
+    empty_text: EmptyText,
     policy: Policy,
     report: &mut Vec<Loss>,
 ) -> Vec<Part<'a>> {
-    let mut parts = lower(message, &result.content, Role::ToolResult, None, target, policy, report);
+    let mut parts = empty_text.strip(lower(message, &result.content, Role::ToolResult, None, target, policy, report));
     if let (true, Some(error)) = (parts.is_empty(), &result.error) {
-        parts.push(Part::Text(Cow::Borrowed(&error.message)));
+        if !empty_text.refuses(&error.message) {
+            parts.push(Part::Text(Cow::Borrowed(&error.message)));
+        }
     }
     parts
 }
@@ -524,10 +601,13 @@ pub(crate) fn object_arguments<'a>(
     if arguments.trim().is_empty() {
         return Ok(Arguments::Empty {});
     }
+    // serde_json does not check a raw value's escapes: a lone surrogate (`"\ud800"`) is not JSON
+    // either, and embedded it would make the body invalid
+    let surrogate = arguments.contains("\\u") && crate::partial::validate(arguments, usize::MAX).is_err();
     match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') => Ok(Arguments::Raw(raw)),
+        Ok(raw) if raw.get().starts_with('{') && !surrogate => Ok(Arguments::Raw(raw)),
         parsed => {
-            let what = if parsed.is_ok() { "not a JSON object" } else { "not valid JSON" };
+            let what = if parsed.is_ok() && !surrogate { "not a JSON object" } else { "not valid JSON" };
             if policy.malformed_arguments == Malformed::Error {
                 let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
                 return Err(Error::schema(detail, None));

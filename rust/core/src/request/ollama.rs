@@ -17,7 +17,9 @@
 //!   right after the assistant message that made the call; it has no error flag (`is_error` is
 //!   left out, reported); a call without a result gets one with the `missing_result` text (see
 //!   the plan);
-//! - a user or assistant message left with nothing to send is dropped (reported).
+//! - Ollama is lenient about empty content: empty text is sent as it is (`"content": ""`), and a
+//!   user or assistant message is dropped (reported) only when it has nothing at all to send (no
+//!   text block, image, thinking or call). The conversation may open with any role.
 //!
 //! Reading: calls get the id the body gives (`id`), else a made-up one (`call_<message>_<n>`);
 //! a result is matched to its call by `tool_call_id` when the body has it (newer Ollama
@@ -31,8 +33,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, Arguments, BlockOut, CallIds, FunctionTool, Item, Loss, MessageOut, Options, Part, Role, SessionOut,
-    SourceOut, Target, function_tools, lower, object_arguments, offset_in, parse_in, plan, result_parts, to_vec,
+    Action, Arguments, BlockOut, CallIds, EmptyText, FunctionTool, Item, Loss, MessageOut, Options, Part, Refusals,
+    Role, SessionOut, SourceOut, Target, function_tools, lower, object_arguments, offset_in, parse_in, plan,
+    result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -48,6 +51,8 @@ const TARGET: Target = Target {
     image_media_types: &[],
     call_ids: CallIds::Unsent,
 };
+
+const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -158,7 +163,7 @@ pub(super) fn write(
         match item {
             Item::User(i, m) => {
                 let mut sorted = Sorted::default();
-                for p in lower(i, &m.content, Role::User, None, &TARGET, policy, report) {
+                for p in REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report)) {
                     sorted.push(i, p, report);
                 }
                 if sorted.text.is_empty() && sorted.images.is_empty() {
@@ -172,7 +177,8 @@ pub(super) fn write(
             Item::Assistant(i, m) => {
                 let mut sorted = Sorted::default();
                 let mut tool_calls = Vec::new();
-                for p in lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report) {
+                let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
+                for p in REFUSES.empty_text.strip(parts) {
                     if let Part::ToolCall { block, call } = p {
                         let arguments = object_arguments(i, block, call, policy, report)?;
                         tool_calls.push(Call { function: Function { name: &call.name, arguments } });
@@ -191,7 +197,7 @@ pub(super) fn write(
             }
             Item::ToolResult(i, r, call) => {
                 let mut sorted = Sorted::default();
-                for p in result_parts(i, r, &TARGET, policy, report) {
+                for p in result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report) {
                     sorted.push(i, p, report);
                 }
                 if super::is_error(r) {

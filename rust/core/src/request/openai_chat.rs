@@ -13,7 +13,10 @@
 //! - requests carry no thinking: every thinking block follows the policy (dropped by default);
 //! - content that is exactly one text block is written as a string, otherwise as parts (the
 //!   normal form `from_request` reads back to the same canonical blocks);
-//! - a user or assistant message left with nothing to send is dropped (reported).
+//! - empty text is sent (`"content": ""`, which the API takes, in every role), but no content
+//!   array is ever empty ("array too short"): a user or assistant message left with no part is
+//!   dropped (reported), an assistant message with calls and no part has `"content": null`, a
+//!   tool message with no text has `""`. The conversation may open with any role.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -22,8 +25,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Action, BlockOut, CallIds, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Role, SessionOut,
-    SourceOut, SystemRole, Target, function_tools, joined_text, lower, parse_in, plan, result_parts, to_vec,
+    Action, BlockOut, CallIds, EmptyText, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Refusals,
+    Role, SessionOut, SourceOut, SystemRole, Target, function_tools, joined_text, lower, parse_in, plan, result_parts,
+    to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -39,6 +43,8 @@ const TARGET: Target = Target {
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAi),
 };
+
+const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -162,7 +168,9 @@ pub(super) fn write(
     for &item in &plan.items {
         match item {
             Item::User(i, m) => {
-                let parts: Vec<_> = lower(i, &m.content, Role::User, None, &TARGET, policy, report)
+                let parts: Vec<_> = REFUSES
+                    .empty_text
+                    .strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report))
                     .into_iter()
                     .filter_map(part)
                     .collect();
@@ -174,6 +182,7 @@ pub(super) fn write(
             }
             Item::Assistant(i, m) => {
                 let lowered = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
+                let lowered = REFUSES.empty_text.strip(lowered);
                 let mut parts = Vec::with_capacity(lowered.len());
                 let mut tool_calls = Vec::new();
                 for p in lowered {
@@ -195,7 +204,8 @@ pub(super) fn write(
                 }
             }
             Item::ToolResult(i, r, call) => {
-                let parts: Vec<_> = result_parts(i, r, &TARGET, policy, report).into_iter().filter_map(part).collect();
+                let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
+                let parts: Vec<_> = parts.into_iter().filter_map(part).collect();
                 if super::is_error(r) {
                     report.push(Loss {
                         message: i,

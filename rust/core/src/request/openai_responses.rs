@@ -20,7 +20,11 @@
 //!   flag (`is_error` is left out, reported); a call without a result gets one with the
 //!   `missing_result` text (see the plan);
 //! - call ids have at most 64 characters (others are replaced, see the plan);
-//! - a user or assistant message left with nothing to send is dropped (reported).
+//! - empty text is sent (an `input_text` or `output_text` with `""`, which the API takes; an
+//!   `output` may be `""`), but no message item has an empty `content` array: a user message left
+//!   with no part is dropped (reported), and an assistant message's text item is written only
+//!   when it has text parts (the message dropped, reported, when it has no item at all). The
+//!   conversation may open with any item.
 //!
 //! Reading: an item msgwire can hold exactly (the shapes above) becomes canonical blocks;
 //! any other item, or an item with fields msgwire has no place for (a reasoning item's `id`,
@@ -37,8 +41,8 @@ use serde_json::value::RawValue;
 
 use super::openai_chat::image_source;
 use super::{
-    Action, BlockOut, CallIds, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Role, SessionOut, Target, lower,
-    offset_in, parse_in, plan, result_parts, to_vec,
+    Action, BlockOut, CallIds, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Refusals, Role,
+    SessionOut, Target, lower, offset_in, parse_in, plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -54,6 +58,8 @@ const TARGET: Target = Target {
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAiResponses),
 };
+
+const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -166,7 +172,8 @@ fn assistant_items<'a>(
             items.push(OutItem::Message { role: "assistant", content: std::mem::take(text) });
         }
     };
-    for part in lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, options.policy, report) {
+    let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, options.policy, report);
+    for part in REFUSES.empty_text.strip(parts) {
         match part {
             Part::Text(t) => text.push(OutPart::OutputText { text: t }),
             Part::Thinking { block, thinking, signature } => {
@@ -212,7 +219,9 @@ pub(super) fn write(
     for &item in &plan.items {
         match item {
             Item::User(i, m) => {
-                let content: Vec<_> = lower(i, &m.content, Role::User, None, &TARGET, policy, report)
+                let content: Vec<_> = REFUSES
+                    .empty_text
+                    .strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report))
                     .into_iter()
                     .filter_map(user_part)
                     .collect();
@@ -239,7 +248,7 @@ pub(super) fn write(
                 input.extend(items);
             }
             Item::ToolResult(i, r, call) => {
-                let parts = result_parts(i, r, &TARGET, policy, report);
+                let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
                 let output = if let [Part::Raw(raw)] = parts.as_slice() {
                     Output::Raw(raw)
                 } else {

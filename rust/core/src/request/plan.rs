@@ -21,12 +21,15 @@
 //!   for a model reply, and every provider refuses unanswered calls wherever they stand. To
 //!   send real results, run the calls and append their results before converting;
 //! - each call is sent with an id the target accepts (see [`super::ids`]), and its results and
-//!   placeholder with the same one.
+//!   placeholder with the same one;
+//! - where the target needs a user turn first and the input opens with a user message, the
+//!   request opens with one ([`keep_opening`], applied by the writer once it knows which
+//!   messages were left with nothing to send).
 
 use std::collections::HashMap;
 
 use super::ids::{self, CallIds, CallSite};
-use super::{Action, Loss, Options, Target};
+use super::{Action, EMPTY_MESSAGE, Loss, Options, Refusals, Target};
 use crate::canonical::{self, Block, Message, ToolCallBlock, ToolResultMessage};
 
 /// A message to send, with its index in the input.
@@ -200,6 +203,29 @@ fn in_call_order_without_ids(slots: &mut [(usize, Option<usize>)], calls: &[Tool
     }
 }
 
+/// For a target that needs a user turn first ([`Refusals::non_user_opening`]): when the input
+/// opens with a user message (the plan's first item) and the request written does not
+/// (`opens_with_user` false: that message, and any user message right after it, were left with
+/// nothing to send and dropped), the first one is sent after all, as [`EMPTY_MESSAGE`]: its drop
+/// in `report` becomes a placeholder. Returns its index, for the writer to put that turn first.
+pub(crate) fn keep_opening(
+    plan: &Plan<'_>,
+    refusals: Refusals,
+    opens_with_user: bool,
+    report: &mut [Loss],
+) -> Option<usize> {
+    let Some(&Item::User(i, _)) = plan.items.first() else { return None };
+    if opens_with_user || !refusals.non_user_opening {
+        return None;
+    }
+    let step =
+        report.iter_mut().find(|l| (l.message, l.block, l.kind, l.action) == (i, None, "message", Action::Drop))?;
+    step.action = Action::Placeholder;
+    step.reason =
+        format!("nothing left to send, but the request must open with a user turn: sent as {EMPTY_MESSAGE:?}").into();
+    Some(i)
+}
+
 fn dropped(message: usize, reason: String) -> Loss {
     Loss { message, block: None, kind: "tool_result", action: Action::Drop, reason: reason.into() }
 }
@@ -239,7 +265,10 @@ mod tests {
             .collect()
     }
 
-    fn steps(report: &[Loss]) -> Vec<(usize, Option<usize>, &'static str, Action)> {
+    /// A report entry as `(message, block, kind, action)`.
+    type Step = (usize, Option<usize>, &'static str, Action);
+
+    fn steps(report: &[Loss]) -> Vec<Step> {
         report.iter().map(|l| (l.message, l.block, l.kind, l.action)).collect()
     }
 
@@ -438,5 +467,172 @@ mod tests {
         assert_eq!((options.missing_result(), options.tool_call_ids), ("gone", Some(IdFormat::Mistral)));
         assert_eq!(Options::default().missing_result(), MISSING_RESULT);
         assert!(Options::from_json(br#"{"tool_call_ids":"cohere"}"#).is_err());
+    }
+
+    // --- empty content ---------------------------------------------------------------------------
+
+    /// The body of `doc` for `dialect` as JSON, and its report as `(message, block, kind, action)`.
+    fn converted(doc: &str, dialect: DialectName, options: &Options<'_>) -> (serde_json::Value, Vec<Step>) {
+        let converted = to_request_json(doc.as_bytes(), dialect, options).expect("converts");
+        (serde_json::from_slice(&converted.body).expect("json"), steps(&converted.report))
+    }
+
+    fn text(id: &str, kind: &str, text: &str) -> String {
+        format!(r#"{{"type":"{kind}","id":"{id}","timestamp":"t","content":[{{"type":"text","text":{text:?}}}]}}"#)
+    }
+
+    #[test]
+    fn which_text_each_rule_refuses() {
+        use super::super::EmptyText;
+        for blank in ["", " ", "\n\t\r", "\u{a0}\u{2028}\u{3000}", "\u{1c}\u{1f}", "\u{feff}"] {
+            assert!(EmptyText::BlankRefused.refuses(blank), "{blank:?}");
+        }
+        for text in ["a", " a ", "\u{200b}", "."] {
+            assert!(!EmptyText::BlankRefused.refuses(text), "{text:?}");
+        }
+        assert!(EmptyText::Refused.refuses(""));
+        assert!(!EmptyText::Refused.refuses(" "));
+        assert!(!EmptyText::Sent.refuses(""));
+    }
+
+    #[test]
+    fn empty_text_is_left_out_where_refused_and_the_messages_it_empties_are_dropped() {
+        let doc = format!(
+            r#"[{}, {},
+            {{"type":"assistant","id":"a1","timestamp":"t","content":[{{"type":"text","text":""}},{{"type":"text","text":" "}}]}},
+            {},
+            {{"type":"assistant","id":"a2","timestamp":"t","content":[{{"type":"text","text":""}},{{"type":"tool_call","id":"c1","name":"f"}}]}},
+            {{"type":"tool_result","id":"r","timestamp":"t","tool_call_id":"c1","content":[{{"type":"text","text":" "}}]}}]"#,
+            text("u0", "user", ""),
+            text("u1", "user", "q"),
+            text("u3", "user", " "),
+        );
+        let options = Options::default();
+        // Anthropic: blank text nowhere; the empty messages dropped, the turns around them merged
+        let (body, report) = converted(&doc, DialectName::Anthropic, &options);
+        assert_eq!(
+            body["messages"],
+            serde_json::json!([
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1"}]}
+            ])
+        );
+        let drop = |i| (i, None, "message", Action::Drop);
+        assert_eq!(report, [drop(0), drop(2), drop(3)], "the blank blocks themselves are not reported");
+        // Gemini: only "" is refused; whitespace is text
+        let (body, report) = converted(&doc, DialectName::Gemini, &options);
+        assert_eq!(
+            body["contents"],
+            serde_json::json!([
+                {"role": "user", "parts": [{"text": "q"}]},
+                {"role": "model", "parts": [{"text": " "}]},
+                {"role": "user", "parts": [{"text": " "}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "id": "c1"}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "f", "id": "c1", "response": {"result": " "}}}]}
+            ])
+        );
+        assert_eq!(report, [drop(0)]);
+        // OpenAI Chat, Responses, Ollama take empty text: nothing changes
+        for dialect in [DialectName::OpenAi, DialectName::OpenAiResponses, DialectName::Ollama] {
+            let (body, report) = converted(&doc, dialect, &options);
+            assert!(report.is_empty(), "{}: {report:?}", dialect.as_str());
+            let first = if dialect == DialectName::OpenAiResponses { &body["input"][0] } else { &body["messages"][0] };
+            let content = &first["content"];
+            assert!(content == "" || content[0]["text"] == "", "{}: {first}", dialect.as_str());
+        }
+    }
+
+    #[test]
+    fn an_opening_user_message_left_empty_is_kept_where_the_target_needs_one() {
+        let placeholder = |i| (i, None, "message", Action::Placeholder);
+        let drop = |i| (i, None, "message", Action::Drop);
+        let opening =
+            format!("[{}, {}, {}]", text("u0", "user", ""), text("a", "assistant", "hi"), text("u1", "user", "go"));
+        let (body, report) = converted(&opening, DialectName::Anthropic, &Options::default());
+        assert_eq!(body["messages"][0], serde_json::json!({"role": "user", "content": EMPTY_MESSAGE}));
+        assert_eq!(body["messages"].as_array().map(Vec::len), Some(3));
+        assert_eq!(report, [placeholder(0)]);
+        let (body, report) = converted(&opening, DialectName::Gemini, &Options::default());
+        assert_eq!(body["contents"][0], serde_json::json!({"role": "user", "parts": [{"text": EMPTY_MESSAGE}]}));
+        assert_eq!(report, [placeholder(0)]);
+        // several empty ones: the first is kept, the others dropped
+        let two =
+            format!("[{}, {}, {}]", text("u0", "user", " "), text("u1", "user", ""), text("a", "assistant", "hi"));
+        let (body, report) = converted(&two, DialectName::Anthropic, &Options::default());
+        assert_eq!(body["messages"][0]["content"], EMPTY_MESSAGE);
+        assert_eq!(report, [placeholder(0), drop(1)]);
+        // the only message: a request with none is refused too
+        let (body, report) =
+            converted(&format!("[{}]", text("u", "user", "")), DialectName::Gemini, &Options::default());
+        assert_eq!(body["contents"], serde_json::json!([{"role": "user", "parts": [{"text": EMPTY_MESSAGE}]}]));
+        assert_eq!(report, [placeholder(0)]);
+        // a user message right after it opens the request: the empty one is dropped
+        let next =
+            format!("[{}, {}, {}]", text("u0", "user", ""), text("u1", "user", "go"), text("a", "assistant", "hi"));
+        let (body, report) = converted(&next, DialectName::Anthropic, &Options::default());
+        assert_eq!(body["messages"][0], serde_json::json!({"role": "user", "content": "go"}));
+        assert_eq!(report, [drop(0)]);
+        // an input that opens with the model's turn is sent as it is: no user message is made up
+        let late = format!("[{}, {}]", text("a", "assistant", "hi"), text("u", "user", ""));
+        let (body, report) = converted(&late, DialectName::Anthropic, &Options::default());
+        assert_eq!(body["messages"], serde_json::json!([{"role": "assistant", "content": "hi"}]));
+        assert_eq!(report, [drop(1)]);
+        // OpenAI takes an empty user message, and a conversation opening otherwise
+        let (body, report) = converted(&opening, DialectName::OpenAi, &Options::default());
+        assert_eq!(body["messages"][0], serde_json::json!({"role": "user", "content": ""}));
+        assert!(report.is_empty());
+    }
+
+    #[test]
+    fn blank_results_system_prompts_and_placeholders_leave_their_text_out() {
+        let doc = r#"[{"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"go"}]},
+            {"type":"assistant","id":"a","timestamp":"t","content":[{"type":"tool_call","id":"c1","name":"f"},
+                {"type":"tool_call","id":"c2","name":"g"},{"type":"tool_call","id":"c3","name":"h"}]},
+            {"type":"tool_result","id":"r1","timestamp":"t","tool_call_id":"c1","content":[{"type":"text","text":""}],
+                "error":{"message":"boom"},"is_error":true},
+            {"type":"tool_result","id":"r2","timestamp":"t","tool_call_id":"c2","content":[],"error":{"message":" "}}]"#;
+        let options = Options {
+            system_prompt: Some(" ".into()),
+            missing_result: Some(String::new().into()),
+            ..Options::default()
+        };
+        let (body, _) = converted(doc, DialectName::Anthropic, &options);
+        assert_eq!(body.get("system"), None, "a blank system prompt is left out");
+        assert_eq!(
+            body["messages"][2]["content"],
+            serde_json::json!([
+                {"type": "tool_result", "tool_use_id": "c1", "content": "boom", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "c2"},
+                {"type": "tool_result", "tool_use_id": "c3", "is_error": true}
+            ])
+        );
+        let (body, _) =
+            converted(doc, DialectName::Gemini, &Options { system_prompt: Some("".into()), ..options.clone() });
+        assert_eq!(body.get("systemInstruction"), None, "an empty system prompt is left out");
+        let (body, _) = converted(doc, DialectName::Gemini, &options);
+        assert_eq!(body["systemInstruction"], serde_json::json!({"parts": [{"text": " "}]}));
+        // a result's text is a value in Gemini's `response` object: it may be empty
+        let responses: Vec<_> = body["contents"][2]["parts"].as_array().into_iter().flatten().collect();
+        assert_eq!(responses[2]["functionResponse"]["response"], serde_json::json!({"error": ""}));
+        let (body, _) = converted(doc, DialectName::OpenAi, &options);
+        assert_eq!(body["messages"][0], serde_json::json!({"role": "system", "content": " "}));
+        let tools: Vec<_> =
+            body["messages"].as_array().into_iter().flatten().skip(3).map(|m| m["content"].as_str()).collect();
+        // OpenAI takes empty text: the result's own "" is sent, not its error message
+        assert_eq!(tools, [Some(""), Some(" "), Some("")]);
+    }
+
+    #[test]
+    fn a_gemini_signature_keeps_its_empty_text_part() {
+        let doc = r#"[{"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"q"}]},
+            {"type":"assistant","id":"a","timestamp":"t","provider":"gemini","content":[{"type":"text","text":"42"},
+                {"type":"thinking","thinking":"","signature":"SIG"},{"type":"text","text":""}]}]"#;
+        let (body, report) = converted(doc, DialectName::Gemini, &Options::default());
+        assert_eq!(
+            body["contents"][1]["parts"],
+            serde_json::json!([{"text": "42"}, {"text": "", "thoughtSignature": "SIG"}])
+        );
+        assert!(report.is_empty(), "{report:?}");
     }
 }

@@ -39,7 +39,7 @@ CARGO_FUZZ := RUSTC_BOOTSTRAP=1 cargo fuzz
 FUZZ_SANITIZER ?= none
 FUZZ_BUILD = --release --debug-assertions --sanitizer=$(FUZZ_SANITIZER) --target-dir=fuzz/target
 FUZZ_BIN = fuzz/target/$(shell rustc -vV | sed -n 's/^host: //p')/release
-FUZZ_TARGETS ?= sse ndjson partial_json openai openai_responses anthropic gemini ollama canonical transcode
+FUZZ_TARGETS ?= sse ndjson partial_json openai openai_responses anthropic gemini ollama canonical transcode request request_read response
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_JOBS ?= $(shell nproc)

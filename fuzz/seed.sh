@@ -55,3 +55,42 @@ seed_transcode 4 "$wire"/ollama/*.ndjson
 # The canonical target reads the whole input as a session: no header.
 mkdir -p "$out/canonical"
 cp examples/session.json fuzz/seeds/canonical/*.json "$out/canonical/"
+
+# request: `[mode] [source] [body]` (fuzz/src/request.rs). The canonical examples go to every
+# dialect (mode bits 0-2) with each option set (bits 6-7); the request fixtures are read first as
+# their dialect's body (source bit 7), then converted back to it, and to the next dialect with the
+# other options.
+requests=tests/fixtures/requests
+dialect_index() { # the index of a fixture directory in DialectName::ALL
+    case $1 in openai) echo 0;; openai-responses) echo 1;; anthropic) echo 2;; gemini) echo 3;; ollama) echo 4;; esac
+}
+mkdir -p "$out/request" "$out/request_read" "$out/response"
+for file in examples/session.json fuzz/seeds/canonical/*.json; do
+    for target in 0 1 2 3 4; do
+        for options in 0 1 2 3; do
+            mode=$(printf '\\x%02x' $((target | options << 6)))
+            { printf "$mode"'\x00'; cat "$file"; } >"$out/request/seed-$target-$options-$(basename "$file")"
+        done
+    done
+done
+for dir in "$requests"/*/; do
+    name=$(basename "$dir")
+    index=$(dialect_index "$name")
+    for file in "$dir"*.json; do
+        source=$(printf '\\x%02x' $((index | 0x80)))
+        same=$(printf '\\x%02x' "$index")
+        next=$(printf '\\x%02x' $(((index + 1) % 5 | 0x50)))
+        { printf "$same$source"; cat "$file"; } >"$out/request/seed-$name-$(basename "$file")"
+        { printf "$next$source"; cat "$file"; } >"$out/request/seed-$name-next-$(basename "$file")"
+        # request_read: `[mode] [body]`, the body of the mode's dialect
+        { printf "$same"; cat "$file"; } >"$out/request_read/seed-$name-$(basename "$file")"
+    done
+done
+
+# response: `[mode] [body]`, a non-streamed response body of the mode's dialect.
+for dir in tests/fixtures/responses/*/; do
+    name=$(basename "$dir")
+    for file in "$dir"*.json; do
+        { printf "$(printf '\\x%02x' "$(dialect_index "$name")")"; cat "$file"; } >"$out/response/seed-$name-$(basename "$file")"
+    done
+done

@@ -15,6 +15,8 @@ pub mod canonical;
 pub mod dialect;
 pub mod ndjson;
 pub mod partial_json;
+pub mod request;
+pub mod response;
 pub mod sse;
 pub mod transcode;
 

@@ -1,0 +1,138 @@
+//! `response`: non-streamed response bodies (`response::from_response_json`, `to_response_json`).
+//!
+//! Input: `[mode] [body...]`, mode bits 0-2 the dialect (modulo 5, in the order of
+//! `DialectName::ALL`); the body is read as that dialect's response body.
+//!
+//! Invariants:
+//! - reading fails with an error placed in the body (an offset inside it, and a JSON path from
+//!   `$` when it has an offset), or gives one canonical assistant message that is JSON;
+//! - that message written back (`to_response_json`, default policy) is JSON with a JSON report,
+//!   the same bytes twice, and reads again into the very same message: the same id and time
+//!   are given to both readings, and a message read from a body holds only what its dialect
+//!   carries (the joins, the usage and stop reasons the writer normalizes are already those of
+//!   a body read, see `tests/test_responses.py` `expected()`), so nothing may differ.
+
+use msgwire_core::DialectName;
+use msgwire_core::canonical::Block;
+use msgwire_core::partial::validate;
+use msgwire_core::request::report_json;
+use msgwire_core::response::{Options, ResponseError, from_response_json, to_response_json};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::request::dialect;
+
+/// The id and time both readings get (whole seconds: what OpenAI's `created` can hold).
+const ID: &str = "0196a3f2-7c10-7000-8000-00000000f022";
+const TIMESTAMP: &str = "2026-01-01T00:00:00Z";
+
+pub fn check(data: &[u8]) {
+    let (&mode, body) = data.split_first().unwrap_or((&0, &[]));
+    let dialect = dialect(mode);
+    let message = match from_response_json(body, dialect, ID, TIMESTAMP) {
+        Ok(message) => message,
+        Err(error) => return assert_placed(&error, body),
+    };
+    let text = std::str::from_utf8(&message).expect("the message is UTF-8");
+    assert_eq!(validate(text, 10_000), Ok(()), "{dialect}: the message is JSON: {text}");
+
+    let options = Options::default();
+    let written = to_response_json(&message, dialect, &options);
+    let written = written.unwrap_or_else(|e| panic!("{dialect}: a message read does not write: {e}\n{text}"));
+    let twice = to_response_json(&message, dialect, &options).expect("writes again");
+    assert!(twice == written, "{dialect}: writing twice differs");
+    let body_text = std::str::from_utf8(&written.body).expect("the body is UTF-8");
+    assert_eq!(validate(body_text, 10_000), Ok(()), "{dialect}: the body is JSON: {body_text}");
+    let report = String::from_utf8(report_json(&written.report)).expect("UTF-8");
+    assert_eq!(validate(&report, 1000), Ok(()), "the report is JSON: {report}");
+
+    // a lossy step (a block the dialect cannot carry: unsigned thinking for Anthropic, ...) is
+    // reported; without one, the message must come back
+    let again = read_written(&message, dialect, &written.body);
+    if written.report.is_empty() && !collides(&message) {
+        same_up_to_the_dialect(dialect, text, &again, body_text);
+    }
+
+    // the message read again is a fixed point (up to the same)
+    let second = to_response_json(&again, dialect, &options).expect("a message read writes");
+    let third = read_written(&again, dialect, &second.body);
+    if second.report.is_empty() {
+        let (again, second) = (String::from_utf8_lossy(&again), String::from_utf8_lossy(&second.body));
+        same_up_to_the_dialect(dialect, &again, &third, &second);
+    }
+}
+
+/// `got` (read from `body`, written from `message`) is `message`, but for what the dialect does
+/// not carry (`tests/test_responses.py` `expected()`): the id made for a body when the message
+/// has no `response_id`, zero usage for a missing one where the body always has usage, and a
+/// raw stop reason the writer replaces by the dialect's own value for the stop reason (the stop
+/// reason itself is kept, but for "unknown", whose value may read as a known one).
+fn same_up_to_the_dialect(dialect: DialectName, message: &str, got: &[u8], body: &str) {
+    let mut want: Value = serde_json::from_str(message).expect("JSON");
+    let mut got: Value = serde_json::from_slice(got).expect("JSON");
+    let Some(object) = want.as_object_mut() else { panic!("{dialect}: a message is an object: {message}") };
+    if !object.contains_key("response_id") {
+        let prefix = match dialect {
+            DialectName::OpenAi => Some("chatcmpl-"),
+            DialectName::Anthropic => Some("msg_"),
+            DialectName::OpenAiResponses => Some("resp_"),
+            DialectName::Gemini => Some(""),
+            DialectName::Ollama => None,
+        };
+        if let Some(prefix) = prefix {
+            object.insert("response_id".to_owned(), Value::String(format!("{prefix}{ID}")));
+        }
+    }
+    if matches!(dialect, DialectName::Anthropic | DialectName::Ollama) && !object.contains_key("usage") {
+        object.insert("usage".to_owned(), Value::Object(serde_json::Map::new()));
+    }
+    let stop = |m: &Value| m.get("stop_reason").cloned();
+    let unknown = stop(&want).is_none_or(|s| s == "unknown");
+    if unknown || stop(&want) == stop(&got) {
+        for m in [&mut want, &mut got] {
+            if let Some(object) = m.as_object_mut() {
+                object.remove("raw_stop_reason");
+                if unknown {
+                    object.remove("stop_reason");
+                }
+            }
+        }
+    }
+    assert!(
+        want == got,
+        "{dialect}: from_response(to_response(m)) != m\nm:     {message}\nagain: {got}\nbody:  {body}"
+    );
+}
+
+/// Whether a block of the message reads back as another (a raw provider block whose `type` is a
+/// canonical block's, a Responses output item `{"type": "thinking", "id", ...}`: the stream
+/// decoders keep it raw, but canonical JSON reads it as that block). A known bug of the decoders (not of this module,
+/// reported), left out here so that the target checks the rest.
+fn collides(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Content<'a> {
+        #[serde(borrow, default)]
+        content: Vec<&'a RawValue>,
+    }
+    let Ok(read) = serde_json::from_slice::<Content<'_>>(message) else { return false };
+    read.content.iter().any(|raw| {
+        let again = serde_json::from_str::<Block>(raw.get()).ok().and_then(|b| serde_json::to_value(b).ok());
+        again != serde_json::from_str::<Value>(raw.get()).ok()
+    })
+}
+
+/// `body`, written from `message`, read back.
+fn read_written(message: &[u8], dialect: DialectName, body: &[u8]) -> Vec<u8> {
+    from_response_json(body, dialect, ID, TIMESTAMP).unwrap_or_else(|e| {
+        let (message, body) = (String::from_utf8_lossy(message), String::from_utf8_lossy(body));
+        panic!("{dialect}: the body written does not read: {e}\nmessage: {message}\nbody: {body}")
+    })
+}
+
+fn assert_placed(error: &ResponseError, body: &[u8]) {
+    let Some(offset) = error.error.offset else { return };
+    assert!(offset <= body.len(), "error offset {offset} past the body ({} bytes): {error}", body.len());
+    if let Some(path) = &error.path {
+        assert!(path.starts_with('$'), "a JSON path starts at `$`: {path}");
+    }
+}

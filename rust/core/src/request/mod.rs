@@ -256,7 +256,8 @@ pub struct Converted {
 pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>) -> Result<Converted, Error> {
     let first = input.iter().copied().find(|b| !b.is_ascii_whitespace());
     let (messages, session_prompt) = if first == Some(b'[') {
-        let messages: Vec<Message> = serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input))?;
+        let read = |input: &[u8]| serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input));
+        let messages: Vec<Message> = canonical::read_tag_first(input, read)?;
         (messages, None)
     } else {
         let session = canonical::read_session(input)?;

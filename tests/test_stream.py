@@ -1953,3 +1953,54 @@ def test_offset_stays_the_stream_length_after_end() -> None:
             decoder.feed(data)
             decoder.end()
         assert decoder.offset == len(data), path.name
+
+
+def test_provider_blocks_typed_like_canonical_blocks_stay_provider_blocks() -> None:
+    """A provider block kept whole whose ``type`` is a canonical block's (an item typed
+    ``thinking``, a block typed ``image``) must not read back as that block: it is kept as a
+    ``provider_part`` of its dialect, and written back to that dialect unchanged."""
+    item = {"type": "thinking", "id": "x_1", "status": "completed"}
+    events = [
+        {"type": "response.created", "response": {"id": "resp_1", "model": "m", "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": "resp_1", "model": "m", "status": "completed"}},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    message = msgwire.assemble(body, "openai-responses")
+    (block,) = message.content
+    assert isinstance(block, msgwire.UnknownBlock)
+    assert block.data() == {"type": "provider_part", "dialect": "openai-responses", "part": item}
+    again = msgwire.loads(msgwire.dumps(message), type=msgwire.AssistantMessage)
+    assert again == message  # canonical JSON reads it back as the same provider block
+
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}
+    anthropic = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "model": "m",
+                    "content": [],
+                    "usage": {"input_tokens": 1, "output_tokens": 0},
+                },
+            },
+        ),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": image}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    body = b"".join(f"event: {k}\ndata: {json.dumps(d)}\n\n".encode() for k, d in anthropic)
+    message = msgwire.assemble(body, "anthropic")
+    (block,) = message.content
+    assert isinstance(block, msgwire.UnknownBlock)
+    assert block.data() == {"type": "provider_part", "dialect": "anthropic", "part": image}
+    session = msgwire.Session(messages=[msgwire.user("hi"), message])
+    sent = msgwire.formats.to_request(session, "anthropic")
+    assert sent["messages"][1]["content"] == [image]  # written back to its own dialect unchanged

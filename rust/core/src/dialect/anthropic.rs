@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Dialect, parse, provider_error};
+use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
@@ -212,7 +212,7 @@ impl Anthropic {
             }
             _ => {
                 let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
-                let block = builder.unknown_block(raw.to_owned())?;
+                let block = builder.unknown_block(super::kept_whole(raw, DialectName::Anthropic))?;
                 Slot::Raw { block, json, input: String::new() }
             }
         };
@@ -277,7 +277,7 @@ impl Anthropic {
                 let value = serde_json::from_str(&input).unwrap_or(serde_json::Value::String(input));
                 json.insert("input".to_owned(), value);
                 if let Ok(raw) = serde_json::value::to_raw_value(&json) {
-                    builder.set_unknown_block(block, raw)?;
+                    builder.set_unknown_block(block, super::kept_whole(&raw, DialectName::Anthropic))?;
                 }
             }
             _ => {}

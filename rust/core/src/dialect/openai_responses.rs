@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Dialect, parse, provider_error};
+use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
@@ -263,7 +263,7 @@ impl OpenAiResponses {
                 builder.tool_args(block, arguments)?;
                 Slot::Call(block)
             }
-            _ => Slot::Raw(builder.unknown_block(raw.to_owned())?),
+            _ => Slot::Raw(builder.unknown_block(super::kept_whole(raw, DialectName::OpenAiResponses))?),
         };
         let id = item.id.as_deref().unwrap_or("").to_owned();
         self.items.push(Item { id, output_index, slot });
@@ -303,7 +303,9 @@ impl OpenAiResponses {
                 }
                 builder.end_tool(block);
             }
-            &mut Slot::Raw(block) => builder.set_unknown_block(block, raw.to_owned())?,
+            &mut Slot::Raw(block) => {
+                builder.set_unknown_block(block, super::kept_whole(raw, DialectName::OpenAiResponses))?;
+            }
             Slot::Message { .. } => {}
         }
         Ok(())

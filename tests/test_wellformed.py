@@ -206,6 +206,13 @@ def _anthropic(body: dict[str, Any], rules: list[IdRule]) -> None:
             uses_before = uses
     rule(not uses_before, f"tool_use {uses_before} without tool_result blocks after them")
     _ids_ok(every, rules, "tool_use")
+    if messages and messages[-1]["role"] == "assistant":  # a prefill: no trailing whitespace
+        content = messages[-1]["content"]
+        texts = [content] if isinstance(content, str) else [b["text"] for b in content if b["type"] == "text"]
+        rule(
+            not texts or texts[-1] == texts[-1].replace("\ufeff", " ").rstrip() or _blank(texts[-1]),
+            f"the final assistant turn ends with whitespace: {texts[-1][-8:]!r}",
+        )
 
 
 _OLLAMA_KEYS = {
@@ -972,3 +979,16 @@ def test_the_validator_refuses_empty_content_where_providers_do() -> None:
         {"input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": ""}]}]},
         "openai-responses",
     )
+
+
+def test_anthropic_prefill_ends_without_trailing_whitespace() -> None:
+    """A request that ends with an assistant turn (a prefill) is continued from its last
+    character; Anthropic refuses one that ends with whitespace."""
+    session = Session(messages=[user("Write JSON."), assistant("Here it is:\n\n  ")])
+    body, report = to_request(session, "anthropic", report=True)
+    assert body["messages"][-1] == {"role": "assistant", "content": "Here it is:"}
+    assert [(e.kind, e.action) for e in report.entries] == [("text", "strip")]
+    validate(body, "anthropic")
+    # only the final turn: earlier assistant text keeps its whitespace
+    session = Session(messages=[*session.messages, user("more")])
+    assert to_request(session, "anthropic")["messages"][1]["content"] == "Here it is:\n\n  "

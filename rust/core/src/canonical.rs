@@ -484,6 +484,11 @@ pub fn read_tag_first<T>(input: &[u8], read: impl Fn(&[u8]) -> Result<T, Error>)
             TAG_FIRST.set(false);
         }
     }
+    // The one pass skips unknown fields without checking their bytes; the general read refuses
+    // invalid UTF-8 anywhere, so such input goes to it alone.
+    if std::str::from_utf8(input).is_err() {
+        return read(input);
+    }
     let fast = {
         let _reset = Reset;
         TAG_FIRST.set(true);
@@ -636,6 +641,16 @@ mod tests {
             assert_eq!(roundtrip(&doc), roundtrip_general(&doc), "{body}");
             assert!(!TAG_FIRST.get(), "the one-pass flag is reset");
         }
+        // invalid UTF-8 in a field the one pass would skip: refused, as the general read does
+        let invalid =
+            [head.as_bytes(), b"{\"type\":\"user\",\"id\":\"u\",\"timestamp\":\"t\",\"x\":\"\xc7o\"}]}"].concat();
+        assert!(
+            read_tag_first(&invalid, |input| serde_json::from_slice::<Vec<Message>>(
+                &input[head.len() - 1..input.len() - 1]
+            )
+            .map_err(|e| Error::from_serde(&e, input)))
+            .is_err()
+        );
         // errors are the general read's, with its offsets
         let broken = format!("{head}{{\"type\":\"user\",\"id\":1}}]}}");
         assert_eq!(read_session(broken.as_bytes()).err(), read_session_with(broken.as_bytes()).err());

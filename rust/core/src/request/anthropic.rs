@@ -32,7 +32,10 @@
 //! - the conversation opens with a user turn when the input opens with a user message ("first
 //!   message must use the \"user\" role", still the rule on Bedrock): if that message (and any
 //!   user message right after it) is left with nothing to send, the first is sent as
-//!   `EMPTY_MESSAGE` (`(empty message)`), reported as a placeholder.
+//!   `EMPTY_MESSAGE` (`(empty message)`), reported as a placeholder;
+//! - a request that ends with an assistant turn (a prefill) must not end with whitespace ("final
+//!   assistant content cannot end with trailing whitespace"): the trailing whitespace of its
+//!   last text is removed, reported.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -42,8 +45,8 @@ use serde_json::value::RawValue;
 
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
-    Refusals, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments, parse_in, plan,
-    result_parts, to_vec,
+    Plan, Refusals, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments, parse_in,
+    plan, result_parts, to_vec,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -216,6 +219,7 @@ pub(super) fn write(
             turns.push((role, blocks));
         }
     }
+    end_without_trailing_whitespace(&mut turns, &plan, report);
     let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
     if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
         turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }]));
@@ -237,6 +241,38 @@ pub(super) fn write(
         .collect();
     let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
     to_vec(&Body { system, messages, tools })
+}
+
+/// Trim the trailing whitespace of the last text of a final assistant turn (Anthropic refuses
+/// it there, and only there: a prefill is continued from its last character).
+fn end_without_trailing_whitespace(
+    turns: &mut [(&'static str, Vec<OutBlock<'_>>)],
+    plan: &Plan<'_>,
+    report: &mut Vec<Loss>,
+) {
+    let Some(("assistant", blocks)) = turns.last_mut().map(|(role, blocks)| (*role, blocks)) else { return };
+    let Some(OutBlock::Text { text }) = blocks.iter_mut().rev().find(|b| matches!(b, OutBlock::Text { .. })) else {
+        return;
+    };
+    let trimmed = text.trim_end_matches(super::is_blank).len();
+    if trimmed == text.len() {
+        return;
+    }
+    match text {
+        Cow::Borrowed(t) => *t = &t[..trimmed],
+        Cow::Owned(t) => t.truncate(trimmed),
+    }
+    let message = plan.items.iter().rev().find_map(|item| match item {
+        Item::Assistant(i, _) => Some(*i),
+        _ => None,
+    });
+    report.push(Loss {
+        message: message.unwrap_or_default(),
+        block: None,
+        kind: "text",
+        action: Action::Strip,
+        reason: "trailing whitespace of a final assistant turn removed (Anthropic refuses it)".into(),
+    });
 }
 
 // --- reading ------------------------------------------------------------------------------------

@@ -386,7 +386,7 @@ impl EmptyText {
 
 /// Whitespace as a provider's check may count it: Unicode `White_Space` (Rust's), and what other
 /// languages' checks add, U+001C-U+001F (Python's `str.isspace`) and U+FEFF (JavaScript's `\s`).
-fn is_blank(c: char) -> bool {
+pub(crate) fn is_blank(c: char) -> bool {
     c.is_whitespace() || matches!(c, '\u{1c}'..='\u{1f}' | '\u{feff}')
 }
 

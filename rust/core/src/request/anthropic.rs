@@ -205,13 +205,7 @@ pub(super) fn write(
             }
         };
         if blocks.is_empty() {
-            report.push(Loss {
-                message: i,
-                block: None,
-                kind: "message",
-                action: Action::Drop,
-                reason: "nothing left to send".into(),
-            });
+            report.push(Loss::nothing_left(i));
         } else if let Some((last_role, last)) = turns.last_mut().filter(|(r, _)| *r == role) {
             debug_assert_eq!(*last_role, role);
             last.extend(blocks);

@@ -207,10 +207,6 @@ fn url_media_type(url: &str) -> &'static str {
     }
 }
 
-fn drop_loss(message: usize, block: Option<usize>, kind: &'static str, reason: &'static str) -> Loss {
-    Loss { message, block, kind, action: Action::Drop, reason: reason.into() }
-}
-
 /// The parts of a user or assistant message.
 struct Parts<'a> {
     out: Vec<OutPart<'a>>,
@@ -281,10 +277,11 @@ fn message_parts<'a>(
                         thought_signature,
                     });
                 } else {
-                    report.push(drop_loss(
+                    report.push(Loss::new(
                         message,
                         Some(block),
                         "thinking",
+                        Action::Drop,
                         "Gemini thinking text is sent only by policy (thinking=keep)",
                     ));
                 }
@@ -349,7 +346,7 @@ pub(super) fn write(
             }
         };
         if parts.is_empty() {
-            report.push(drop_loss(i, None, "message", "nothing left to send"));
+            report.push(Loss::nothing_left(i));
         } else if let Some(last) = contents.last_mut().filter(|c| c.role == role) {
             last.parts.extend(parts);
         } else {

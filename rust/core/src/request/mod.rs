@@ -244,6 +244,23 @@ pub struct Loss {
     pub reason: Cow<'static, str>,
 }
 
+impl Loss {
+    pub(crate) fn new(
+        message: usize,
+        block: Option<usize>,
+        kind: &'static str,
+        action: Action,
+        reason: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self { message, block, kind, action, reason: reason.into() }
+    }
+
+    /// A message the dialect's rules left with nothing to send, dropped.
+    pub(crate) fn nothing_left(message: usize) -> Self {
+        Self::new(message, None, "message", Action::Drop, "nothing left to send")
+    }
+}
+
 /// A converted request: the body's JSON and the lossy steps taken, in input order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Converted {

@@ -137,16 +137,6 @@ impl<'a> Sorted<'a> {
     }
 }
 
-fn empty(message: usize, report: &mut Vec<Loss>) {
-    report.push(Loss {
-        message,
-        block: None,
-        kind: "message",
-        action: Action::Drop,
-        reason: "nothing left to send".into(),
-    });
-}
-
 pub(super) fn write(
     messages: &[Message],
     system: Option<&str>,
@@ -167,7 +157,7 @@ pub(super) fn write(
                     sorted.push(i, p, report);
                 }
                 if sorted.text.is_empty() && sorted.images.is_empty() {
-                    empty(i, report);
+                    report.push(Loss::nothing_left(i));
                 } else {
                     let mut msg = Msg::new("user", join(sorted.text).unwrap_or_default());
                     msg.images = sorted.images;
@@ -187,7 +177,7 @@ pub(super) fn write(
                     }
                 }
                 if sorted.text.is_empty() && sorted.thinking.is_empty() && tool_calls.is_empty() {
-                    empty(i, report);
+                    report.push(Loss::nothing_left(i));
                 } else {
                     let mut msg = Msg::new("assistant", join(sorted.text).unwrap_or_default());
                     msg.thinking = join(sorted.thinking);

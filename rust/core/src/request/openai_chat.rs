@@ -140,16 +140,6 @@ fn part(part: Part<'_>) -> Option<OutPart<'_>> {
     })
 }
 
-fn empty(message: usize, report: &mut Vec<Loss>) {
-    report.push(Loss {
-        message,
-        block: None,
-        kind: "message",
-        action: Action::Drop,
-        reason: "nothing left to send".into(),
-    });
-}
-
 pub(super) fn write(
     messages: &[Message],
     system: Option<&str>,
@@ -175,7 +165,7 @@ pub(super) fn write(
                     .filter_map(part)
                     .collect();
                 if parts.is_empty() {
-                    empty(i, report);
+                    report.push(Loss::nothing_left(i));
                 } else {
                     out.push(Msg::User { content: content(parts) });
                 }
@@ -197,7 +187,7 @@ pub(super) fn write(
                     }
                 }
                 if parts.is_empty() && tool_calls.is_empty() {
-                    empty(i, report);
+                    report.push(Loss::nothing_left(i));
                 } else {
                     let content = if parts.is_empty() { None } else { Some(content(parts)) };
                     out.push(Msg::Assistant { content, tool_calls });

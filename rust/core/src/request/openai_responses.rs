@@ -137,10 +137,6 @@ struct ToolDecl<'a> {
     strict: bool,
 }
 
-fn loss(message: usize, block: Option<usize>, kind: &'static str, action: Action, reason: &'static str) -> Loss {
-    Loss { message, block, kind, action, reason: reason.into() }
-}
-
 fn user_part(part: Part<'_>) -> Option<OutPart<'_>> {
     Some(match part {
         Part::Text(text) => OutPart::InputText { text },
@@ -180,7 +176,7 @@ fn assistant_items<'a>(
                 flush(&mut text, &mut items);
                 if !native {
                     let reason = "the encrypted reasoning of another provider is never sent";
-                    report.push(loss(i, Some(block), "signature", Action::Strip, reason));
+                    report.push(Loss::new(i, Some(block), "signature", Action::Strip, reason));
                 }
                 let summary = if thinking.is_empty() {
                     Vec::new()
@@ -226,7 +222,7 @@ pub(super) fn write(
                     .filter_map(user_part)
                     .collect();
                 if content.is_empty() {
-                    report.push(loss(i, None, "message", Action::Drop, "nothing left to send"));
+                    report.push(Loss::nothing_left(i));
                 } else {
                     input.push(OutItem::Message { role: "user", content });
                 }
@@ -234,7 +230,7 @@ pub(super) fn write(
             Item::Assistant(i, m) => {
                 let mut items = assistant_items(i, m, &plan, options, report).into_iter();
                 let Some(first) = items.next() else {
-                    report.push(loss(i, None, "message", Action::Drop, "nothing left to send"));
+                    report.push(Loss::nothing_left(i));
                     continue;
                 };
                 // consecutive assistant text is one message item (as it reads back)
@@ -268,7 +264,7 @@ pub(super) fn write(
                 };
                 if super::is_error(r) {
                     let reason = "Responses function call outputs have no error flag";
-                    report.push(loss(i, None, "is_error", Action::Strip, reason));
+                    report.push(Loss::new(i, None, "is_error", Action::Strip, reason));
                 }
                 input.push(OutItem::FunctionCallOutput { call_id: plan.id(&call), output });
             }

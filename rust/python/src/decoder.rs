@@ -7,15 +7,12 @@
 //! to raise, so the Python side can hand out those events first and keep the partial message.
 
 use msgwire_core::assemble::BuilderOptions;
-use msgwire_core::{DialectName, Error, Limits, StreamDecoder};
-use pyo3::exceptions::PyValueError;
+use msgwire_core::{Error, Limits, StreamDecoder};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::args::{self, detached};
 use crate::errors::stream_error;
-
-/// Chunks at least this large are decoded with the GIL released (detaching costs time too).
-const DETACH_ABOVE: usize = 64 * 1024;
 
 #[pyclass(module = "msgwire._core", name = "Decoder")]
 pub struct PyDecoder {
@@ -43,11 +40,8 @@ impl PyDecoder {
         max_tool_args_size: Option<usize>,
         max_depth: Option<usize>,
     ) -> PyResult<Self> {
-        let parse = |name: &str| -> PyResult<DialectName> {
-            name.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))
-        };
-        let name = parse(dialect)?;
-        let target = target.map(parse).transpose()?;
+        let name = args::dialect(dialect)?;
+        let target = target.map(args::dialect).transpose()?;
         let defaults = Limits::default();
         let limits = Limits {
             max_event_size: max_event_size.unwrap_or(defaults.max_event_size),
@@ -74,11 +68,7 @@ impl PyDecoder {
     fn feed<'py>(&mut self, py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
         let inner = &mut self.inner;
         // A failure is kept in the decoder and reported by `error()`.
-        if data.len() >= DETACH_ABOVE {
-            let _ = py.detach(|| inner.feed(data));
-        } else {
-            let _ = inner.feed(data);
-        }
+        let _ = detached(py, data.len(), || inner.feed(data));
         PyBytes::new(py, &self.inner.take_events())
     }
 

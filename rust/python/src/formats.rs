@@ -2,20 +2,12 @@
 //! `msgwire.formats`. Every provider rule lives in `msgwire_core::request`; this only converts
 //! arguments, releases the GIL for large inputs and maps errors.
 
-use msgwire_core::DialectName;
 use msgwire_core::request::{self, Options};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::args::{self, detached};
 use crate::errors::to_py;
-
-/// Inputs at least this large are converted with the GIL released (detaching costs time too).
-const DETACH_ABOVE: usize = 64 * 1024;
-
-fn dialect(name: &str) -> PyResult<DialectName> {
-    name.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))
-}
 
 /// Write the request fields of `data` (a canonical session, or a JSON array of canonical
 /// messages) for `dialect`; `options` is the JSON of `{system_prompt, system_role, tools,
@@ -28,7 +20,7 @@ pub fn to_request_json<'py>(
     dialect: &str,
     options: Option<&[u8]>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let name = self::dialect(dialect)?;
+    let name = args::dialect(dialect)?;
     let convert = || {
         let options = match options {
             Some(json) => Options::from_json(json)?,
@@ -36,7 +28,7 @@ pub fn to_request_json<'py>(
         };
         request::to_request_json(data, name, &options)
     };
-    let converted = if data.len() >= DETACH_ABOVE { py.detach(convert) } else { convert() };
+    let converted = detached(py, data.len(), convert);
     let converted = converted.map_err(|e| to_py(py, &e))?;
     Ok((PyBytes::new(py, &converted.body), PyBytes::new(py, &request::report_json(&converted.report))))
 }
@@ -44,8 +36,8 @@ pub fn to_request_json<'py>(
 /// Read a request body of `dialect` into canonical session JSON (without ids and timestamps).
 #[pyfunction]
 pub fn from_request_json<'py>(py: Python<'py>, data: &[u8], dialect: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let name = self::dialect(dialect)?;
+    let name = args::dialect(dialect)?;
     let read = || request::from_request_json(data, name);
-    let session = if data.len() >= DETACH_ABOVE { py.detach(read) } else { read() };
+    let session = detached(py, data.len(), read);
     Ok(PyBytes::new(py, &session.map_err(|e| to_py(py, &e))?))
 }

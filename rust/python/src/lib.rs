@@ -3,6 +3,7 @@
 //! Thin on purpose: convert arguments, release the GIL around work on large buffers, and map
 //! every core error to a `msgwire` exception (see `errors.rs`). No wire rule lives here.
 
+mod args;
 mod decoder;
 mod errors;
 mod formats;

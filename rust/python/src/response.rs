@@ -3,19 +3,12 @@
 //! arguments, releases the GIL for large inputs and maps errors.
 
 use msgwire_core::response::{self, Options, ResponseError};
-use msgwire_core::{DialectName, ErrorKind, request};
-use pyo3::exceptions::PyValueError;
+use msgwire_core::{ErrorKind, request};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::args::{self, detached};
 use crate::errors::to_py;
-
-/// Inputs at least this large are converted with the GIL released (detaching costs time too).
-const DETACH_ABOVE: usize = 64 * 1024;
-
-fn dialect(name: &str) -> PyResult<DialectName> {
-    name.parse().map_err(|e: msgwire_core::dialect::UnknownDialect| PyValueError::new_err(e.to_string()))
-}
 
 /// Write the response body of `dialect` for `data` (the canonical JSON of one assistant
 /// message); `options` is the JSON of `{policy}`. Returns the body and the report, both JSON.
@@ -27,12 +20,12 @@ pub fn to_response_json<'py>(
     dialect: &str,
     options: Option<&[u8]>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let name = self::dialect(dialect)?;
+    let name = args::dialect(dialect)?;
     let convert = || {
         let options = options.map(Options::from_json).transpose()?.unwrap_or_default();
         response::to_response_json(data, name, &options)
     };
-    let converted = if data.len() >= DETACH_ABOVE { py.detach(convert) } else { convert() };
+    let converted = detached(py, data.len(), convert);
     let converted = converted.map_err(|e| to_py(py, &e))?;
     Ok((PyBytes::new(py, &converted.body), PyBytes::new(py, &request::report_json(&converted.report))))
 }
@@ -48,9 +41,9 @@ pub fn from_response_json<'py>(
     id: &str,
     timestamp: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let name = self::dialect(dialect)?;
+    let name = args::dialect(dialect)?;
     let read = || response::from_response_json(data, name, id, timestamp);
-    let message = if data.len() >= DETACH_ABOVE { py.detach(read) } else { read() };
+    let message = detached(py, data.len(), read);
     Ok(PyBytes::new(py, &message.map_err(|e| error(py, &e))?))
 }
 

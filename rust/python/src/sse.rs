@@ -23,10 +23,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 
+use crate::args::DETACH_ABOVE;
 use crate::errors::stream_error;
 
-/// Chunks at least this large are framed with the GIL released (detaching costs time too).
-const DETACH_ABOVE: usize = 64 * 1024;
 /// Event types remembered per parser besides `"message"`; a stream uses a handful.
 const TYPE_CACHE_SIZE: usize = 16;
 /// Longer event types are not remembered.

@@ -16,6 +16,12 @@ use msgwire_core::sse::{Pending, SseLimits, SseParser};
 
 use crate::Case;
 
+/// The reference parser of rust/core/tests/common, included as source (the fuzz crate cannot
+/// depend on test code).
+#[path = "../../rust/core/tests/common/reference.rs"]
+mod reference;
+use reference::{Reference, reference};
+
 /// One dispatched event, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ev {
@@ -114,76 +120,8 @@ pub fn check(data: &[u8]) {
     assert_eq!(again.comments, 2 * whole.comments, "comments count across streams");
 }
 
-/// What the reference parser observes: events as `(type, data, id, retry)`, the last event ID,
-/// the reconnection time and the comment count.
-pub type Reference = (Vec<(String, String, String, Option<u64>)>, String, Option<u64>, u64);
-
+/// What the real parser observed, in the reference's terms.
 fn as_reference(outcome: &Outcome) -> Reference {
     let events = outcome.events.iter().map(|e| (e.event.clone(), e.data.clone(), e.id.clone(), e.retry)).collect();
     (events, outcome.last_event_id.clone(), outcome.reconnection_time, outcome.comments)
-}
-
-/// A spec-literal SSE parser over a whole body (WHATWG HTML, "Parsing an event stream"):
-/// decode everything (dropping one leading BOM), split into lines character by character,
-/// interpret each line. Slow and obviously right. (The same as `rust/core/tests/common`.)
-pub fn reference(body: &[u8]) -> Reference {
-    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
-    let text = String::from_utf8_lossy(body);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => {
-                lines.push(std::mem::take(&mut line));
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-            }
-            '\n' => lines.push(std::mem::take(&mut line)),
-            other => line.push(other),
-        }
-    }
-    // What is left in `line` never ended: the end of the stream discards it.
-    let (mut data, mut event, mut id_buffer, mut last_id) =
-        (String::new(), String::new(), String::new(), String::new());
-    let (mut retry, mut reconnection, mut comments) = (None, None, 0);
-    let mut events = Vec::new();
-    for line in lines {
-        if line.is_empty() {
-            last_id.clone_from(&id_buffer);
-            if !data.is_empty() {
-                data.pop();
-                let kind = if event.is_empty() { "message".to_owned() } else { event.clone() };
-                events.push((kind, data.clone(), last_id.clone(), retry));
-            }
-            data.clear();
-            event.clear();
-            retry = None;
-            continue;
-        }
-        if line.starts_with(':') {
-            comments += 1;
-            continue;
-        }
-        let (name, value) = match line.split_once(':') {
-            Some((name, value)) => (name, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_str(), ""),
-        };
-        match name {
-            "event" => value.clone_into(&mut event),
-            "data" => {
-                data.push_str(value);
-                data.push('\n');
-            }
-            "id" if !value.contains('\0') => value.clone_into(&mut id_buffer),
-            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-                let ms = value.parse::<u64>().unwrap_or(u64::MAX);
-                retry = Some(ms);
-                reconnection = Some(ms);
-            }
-            _ => {}
-        }
-    }
-    (events, last_id, reconnection, comments)
 }

@@ -54,7 +54,7 @@ impl Encoder for Anthropic {
         out.extend_from_slice(b"}}\n\n");
     }
 
-    fn open(&mut self, out: &mut Vec<u8>, block: &Block) {
+    fn open(&mut self, out: &mut Vec<u8>, _index: usize, block: &Block) {
         out.extend_from_slice(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":");
         json_num(out, self.blocks as u64);
         self.blocks += 1;

@@ -47,7 +47,7 @@ impl Encoder for Gemini {
         self.tail.push(b'}');
     }
 
-    fn open(&mut self, _out: &mut Vec<u8>, _block: &Block) {}
+    fn open(&mut self, _out: &mut Vec<u8>, _index: usize, _block: &Block) {}
 
     fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>) {
         match delta {

@@ -61,10 +61,11 @@ pub(crate) enum Delta<'a> {
 
 /// One target dialect's writer. The [`Sequencer`] calls it in a strict order: `start`, then for
 /// each block `open`, `delta`s, `close` (one block at a time), then `finish`; or `fail` at any
-/// point. `open` gets the block as it is then (for a tool call: its id and name).
+/// point. `open` gets the block's index in the message and the block as it is then (for a tool
+/// call: its id and name).
 pub(crate) trait Encoder: Send + Sync + std::fmt::Debug {
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage);
-    fn open(&mut self, out: &mut Vec<u8>, block: &Block);
+    fn open(&mut self, out: &mut Vec<u8>, index: usize, block: &Block);
     fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>);
     fn close(&mut self, out: &mut Vec<u8>, block: &Block);
     fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage);

@@ -32,7 +32,7 @@ impl Encoder for Ollama {
         self.head.extend_from_slice(b",\"message\":{\"role\":\"assistant\",");
     }
 
-    fn open(&mut self, _out: &mut Vec<u8>, _block: &Block) {}
+    fn open(&mut self, _out: &mut Vec<u8>, _index: usize, _block: &Block) {}
 
     fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>) {
         match delta {

@@ -41,7 +41,7 @@ impl Encoder for OpenAiChat {
         self.chunk(out, |out| out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":\"\"}"));
     }
 
-    fn open(&mut self, out: &mut Vec<u8>, block: &Block) {
+    fn open(&mut self, out: &mut Vec<u8>, _index: usize, block: &Block) {
         let Block::ToolCall(call) = block else { return };
         let index = self.tools;
         self.tools += 1;

@@ -14,19 +14,11 @@ use crate::error::Error;
 
 use super::{Delta, Encoder, error_parts, json_created, json_num, json_str, response_id, usage_of};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Message,
-    Reasoning,
-    Call,
-}
-
 #[derive(Debug)]
 struct Item {
-    kind: Kind,
     id: String,
-    /// The block it is written from, as it was when the item closed (for the final response).
-    block: Block,
+    /// The index in the message of the block it is written from (the final response reads it).
+    block: usize,
 }
 
 #[derive(Debug, Default)]
@@ -74,7 +66,9 @@ impl OpenAiResponses {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_item(out, item, "completed");
+                if let Some(block) = message.content.get(item.block) {
+                    write_item(out, &item.id, block, "completed");
+                }
             }
         }
         out.extend_from_slice(b"]");
@@ -98,12 +92,12 @@ impl OpenAiResponses {
 
 /// One output item as `output_item.added` (`status` `in_progress`, nothing yet) or `.done` and
 /// the final response (`completed`, whole) carry it.
-fn write_item(out: &mut Vec<u8>, item: &Item, status: &str) {
+fn write_item(out: &mut Vec<u8>, id: &str, block: &Block, status: &str) {
     let done = status == "completed";
     out.extend_from_slice(b"{\"id\":");
-    json_str(out, &item.id);
-    match (&item.block, item.kind) {
-        (Block::ToolCall(call), Kind::Call) => {
+    json_str(out, id);
+    match block {
+        Block::ToolCall(call) => {
             out.extend_from_slice(b",\"type\":\"function_call\",\"status\":\"");
             out.extend_from_slice(status.as_bytes());
             out.extend_from_slice(b"\",\"arguments\":");
@@ -113,7 +107,7 @@ fn write_item(out: &mut Vec<u8>, item: &Item, status: &str) {
             out.extend_from_slice(b",\"name\":");
             json_str(out, &call.name);
         }
-        (Block::Thinking(thinking), Kind::Reasoning) => {
+        Block::Thinking(thinking) => {
             out.extend_from_slice(b",\"type\":\"reasoning\",\"summary\":[");
             if done && !thinking.thinking.is_empty() {
                 out.extend_from_slice(b"{\"type\":\"summary_text\",\"text\":");
@@ -127,7 +121,7 @@ fn write_item(out: &mut Vec<u8>, item: &Item, status: &str) {
                 json_str(out, encrypted);
             }
         }
-        (block, _) => {
+        block => {
             out.extend_from_slice(b",\"type\":\"message\",\"status\":\"");
             out.extend_from_slice(status.as_bytes());
             out.extend_from_slice(b"\",\"role\":\"assistant\",\"content\":[");
@@ -168,24 +162,24 @@ impl Encoder for OpenAiResponses {
         }
     }
 
-    fn open(&mut self, out: &mut Vec<u8>, block: &Block) {
-        let (kind, prefix) = match block {
-            Block::ToolCall(_) => (Kind::Call, "fc_"),
-            Block::Thinking(_) => (Kind::Reasoning, "rs_"),
-            _ => (Kind::Message, "msg_"),
+    fn open(&mut self, out: &mut Vec<u8>, index: usize, block: &Block) {
+        let prefix = match block {
+            Block::ToolCall(_) => "fc_",
+            Block::Thinking(_) => "rs_",
+            _ => "msg_",
         };
         let id = format!("{prefix}{}_{}", self.stem, self.items.len());
-        self.items.push(Item { kind, id, block: block.clone() });
+        self.items.push(Item { id, block: index });
         self.summary_open = false;
         self.event(out, "response.output_item.added");
         out.extend_from_slice(b",\"output_index\":");
         json_num(out, (self.items.len() - 1) as u64);
         out.extend_from_slice(b",\"item\":");
         if let Some(item) = self.items.last() {
-            write_item(out, item, "in_progress");
+            write_item(out, &item.id, block, "in_progress");
         }
         out.extend_from_slice(b"}\n\n");
-        if kind == Kind::Message {
+        if !matches!(block, Block::ToolCall(_) | Block::Thinking(_)) {
             self.event(out, "response.content_part.added");
             self.item_ref(out);
             out.extend_from_slice(b",\"content_index\":0,\"part\":");
@@ -230,11 +224,8 @@ impl Encoder for OpenAiResponses {
     }
 
     fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
-        let Some(item) = self.items.last_mut() else { return };
-        item.block = block.clone();
-        let kind = item.kind;
-        match (kind, block) {
-            (Kind::Message, Block::Text(text)) => {
+        match block {
+            Block::Text(text) => {
                 self.event(out, "response.output_text.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"content_index\":0,\"text\":");
@@ -246,7 +237,7 @@ impl Encoder for OpenAiResponses {
                 write_text_part(out, &text.text);
                 out.extend_from_slice(b"}\n\n");
             }
-            (Kind::Reasoning, Block::Thinking(thinking)) if self.summary_open => {
+            Block::Thinking(thinking) if self.summary_open => {
                 self.event(out, "response.reasoning_summary_text.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"summary_index\":0,\"text\":");
@@ -258,7 +249,7 @@ impl Encoder for OpenAiResponses {
                 json_str(out, &thinking.thinking);
                 out.extend_from_slice(b"}}\n\n");
             }
-            (Kind::Call, Block::ToolCall(call)) => {
+            Block::ToolCall(call) => {
                 self.event(out, "response.function_call_arguments.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"arguments\":");
@@ -272,7 +263,7 @@ impl Encoder for OpenAiResponses {
         json_num(out, (self.items.len() - 1) as u64);
         out.extend_from_slice(b",\"item\":");
         if let Some(item) = self.items.last() {
-            write_item(out, item, "completed");
+            write_item(out, &item.id, block, "completed");
         }
         out.extend_from_slice(b"}\n\n");
     }

@@ -110,7 +110,7 @@ impl<E: Encoder> Sequencer<E> {
             self.next = index + 1;
             self.slots[index].state = State::Open;
             self.open = Some(index);
-            self.encoder.open(&mut self.out, block);
+            self.encoder.open(&mut self.out, index, block);
             (self.written, self.signed) = (0, 0);
             self.catch_up(block);
             let later_waiting = self.slots[index + 1..].iter().any(|s| s.state == State::Waiting);

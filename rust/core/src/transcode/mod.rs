@@ -29,11 +29,11 @@ mod openai_responses;
 mod sequence;
 
 use crate::assemble::BuilderOptions;
-use crate::canonical::{AssistantMessage, Block, StopReason, Usage};
+use crate::canonical::{AssistantMessage, Block, StopReason};
 use crate::decoder::StreamDecoder;
 use crate::dialect::DialectName;
 use crate::error::{Error, ErrorKind};
-pub(crate) use crate::response::response_id;
+pub(crate) use crate::response::{response_id, usage as usage_of};
 
 use sequence::Sequencer;
 
@@ -121,10 +121,6 @@ pub(crate) fn stop_string<'a>(
     otherwise: &'static str,
 ) -> &'a str {
     crate::response::stop_value(message, table, otherwise, &mut Vec::new())
-}
-
-pub(crate) fn usage_of(message: &AssistantMessage) -> Usage {
-    message.usage.clone().unwrap_or_default()
 }
 
 /// The message's creation time in Unix seconds, as `created` fields carry it (0 when unreadable).

@@ -27,10 +27,16 @@ build: venv ## Build the Rust extension (release profile) into .venv
 	$(BIN)/maturin develop --release --quiet
 
 .PHONY: test
-test: build ## Run every test: cargo test, a short fuzz run, then pytest (benches run once each, untimed)
+test: build ## Run every test: cargo test, a short fuzz run, then pytest (derandomized; benches once each, untimed)
 	cargo test --workspace --quiet
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(BIN)/python -m pytest --quiet tests benches --benchmark-disable
+
+.PHONY: test-deep
+test-deep: build ## The longer randomized search: property tests at random, DEEP_SCALE (10) times the examples
+	MSGWIRE_HYPOTHESIS=deep MSGWIRE_HYPOTHESIS_SCALE=$(DEEP_SCALE) $(BIN)/python -m pytest --quiet tests $(DEEP_ARGS)
+
+DEEP_SCALE ?= 10
 
 # Fuzzing (fuzz/README.md). cargo-fuzz passes nightly-only flags (-Zsanitizer, sancov passes);
 # RUSTC_BOOTSTRAP=1 lets the stable toolchain take them. Seeds come from the fixtures each run.

@@ -9,6 +9,7 @@ characters, quotes and backslashes, U+2028/U+2029 (valid in JSON, not in JavaScr
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 import msgspec
@@ -236,10 +237,16 @@ sessions = st.builds(
 )
 
 
-def examples(n: int) -> settings:
-    """Settings for a property test: `n` examples, no deadline (the first call of a session
-    imports and warms up more than a per-example deadline allows)."""
-    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# `make test-deep` multiplies every property test's examples (conftest.py has the profiles).
+SCALE = int(os.environ.get("MSGWIRE_HYPOTHESIS_SCALE", "1"))
+
+
+def examples(n: int, *, all_health_checks: bool = False) -> settings:
+    """Settings for a property test: `n` examples (times SCALE), no deadline (the first call of a
+    session imports and warms up more than a per-example deadline allows); the profile of
+    conftest.py decides whether they are derandomized."""
+    checks = list(HealthCheck) if all_health_checks else [HealthCheck.too_slow]
+    return settings(max_examples=n * SCALE, deadline=None, suppress_health_check=checks)
 
 
 # --- agent histories with tool calls, then interrupted and edited -----------------------------

@@ -40,7 +40,7 @@ import httpx2
 import msgspec
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 import msgwire
 from msgwire import (
@@ -59,11 +59,12 @@ from msgwire import (
     UsageEvent,
 )
 from msgwire.errors import ProviderError, TruncatedStreamError
+from strategies import examples
 from streamgen import ChatStream, MessagesStream, chat_streams, messages_streams
 
 WIRE = Path(__file__).parent / "fixtures" / "wire"
 _EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
-EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = examples(100)
 
 
 # --- driving the SDKs over a mock transport -------------------------------------------------

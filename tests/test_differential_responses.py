@@ -42,15 +42,16 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 import msgwire
 from msgwire import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock
+from strategies import examples
 from streamgen_responses import ResponsesStream, responses_streams
 from test_differential import _cuts, _http, ours
 
 WIRE = Path(__file__).parent / "fixtures" / "wire" / "openai"
-EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = examples(100)
 DIALECT = "openai-responses"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from openai.types.responses import FunctionToolParam, ResponseInputParam
 from pydantic import TypeAdapter
 
@@ -457,8 +457,20 @@ def test_any_session_converts_for_each_new_dialect(session: Session) -> None:
             assert body["input"] == []
 
 
+# found by hypothesis: an empty signed thinking block ends one Gemini model turn, text opens the next
+_CARRIER_THEN_TEXT = Session(
+    messages=[
+        UserMessage(content=[]),
+        UserMessage(content=[]),
+        AssistantMessage(content=[ThinkingBlock(thinking="", signature="0")]),
+        AssistantMessage(content=[TextBlock(text="0")]),
+    ]
+)
+
+
 @examples(100)
 @given(sessions)
+@example(_CARRIER_THEN_TEXT)
 def test_any_session_round_trips_through_its_own_request(session: Session) -> None:
     for dialect in DIALECTS:
         body = to_request(session, dialect)

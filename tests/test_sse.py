@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import httpx_sse
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import msgwire
@@ -45,6 +45,7 @@ from msgwire.sse import (
     iter_ndjson,
     iter_sse,
 )
+from strategies import examples
 
 WIRE = Path(__file__).parent / "fixtures" / "wire"
 BOM = b"\xef\xbb\xbf"
@@ -405,7 +406,7 @@ def test_conformance_vector(name: str) -> None:
         assert event[0], "an event type is never empty"
 
 
-@settings(max_examples=25, deadline=None)
+@examples(25)
 @given(data=st.data())
 @pytest.mark.parametrize("name", list(CASES))
 def test_conformance_vector_under_any_split(name: str, data: st.DataObject) -> None:
@@ -544,7 +545,7 @@ PIECES = [
 streams = st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join)
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(body=streams, data=st.data())
 def test_random_streams_match_the_reference(body: bytes, data: st.DataObject) -> None:
     points = data.draw(st.lists(st.integers(0, len(body)), max_size=10), label="cuts")
@@ -578,7 +579,7 @@ def feed_all(parser: SSEParser | NDJSONParser, chunks: list[bytes]) -> LimitExce
     return None
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(
     body=st.binary(max_size=300) | streams,
     data=st.data(),

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import msgwire
@@ -57,6 +57,7 @@ from msgwire import (
     TruncatedStreamError,
     UnknownBlock,
 )
+from strategies import examples
 
 HERE = Path(__file__).resolve().parent
 WIRE = HERE / "fixtures" / "wire"
@@ -77,7 +78,7 @@ FIXTURES = sorted(p for p in WIRE.glob("*/*") if p.suffix in (".sse", ".ndjson")
 FIXTURE_IDS = [f"{p.parent.name}/{p.name}" for p in FIXTURES]
 SSE_FIXTURES = [p for p in FIXTURES if p.suffix == ".sse"]
 
-FAST = settings(deadline=None, max_examples=12, suppress_health_check=list(HealthCheck), database=None)
+FAST = examples(12, all_health_checks=True)
 
 
 def dialect_of(path: Path) -> str:
@@ -1564,7 +1565,7 @@ def chunked(draw: st.DrawFn, body: bytes) -> list[bytes]:
     return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-@settings(deadline=None, max_examples=150, suppress_health_check=list(HealthCheck), database=None)
+@examples(150, all_health_checks=True)
 @given(data=st.data())
 def test_hostile_mutated_fixtures(data: st.DataObject) -> None:
     body, dialect = data.draw(mutated(), label="body")
@@ -1572,7 +1573,7 @@ def test_hostile_mutated_fixtures(data: st.DataObject) -> None:
     drive_all_ways(body, dialect, chunks)
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=list(HealthCheck), database=None)
+@examples(60, all_health_checks=True)
 @given(
     dialect=st.sampled_from(DIALECTS),
     prefix=st.sampled_from([b"", b"data: ", b"event: error\ndata: ", b"data: {", b'{"message":']),
@@ -1584,7 +1585,7 @@ def test_hostile_random_bytes(dialect: str, prefix: bytes, noise: bytes, data: s
     drive_all_ways(body, dialect, data.draw(chunked(body), label="chunks"))
 
 
-@settings(deadline=None, max_examples=40, suppress_health_check=list(HealthCheck), database=None)
+@examples(40, all_health_checks=True)
 @given(
     dialect=st.sampled_from(DIALECTS),
     limits=st.fixed_dictionaries(
@@ -1730,7 +1731,7 @@ def test_hostile_bytes_in_text(dialect: str, junk: bytes) -> None:
         assert block.text.endswith(" world")
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=list(HealthCheck), database=None)
+@examples(60, all_health_checks=True)
 @given(
     dialect=st.sampled_from(DIALECTS),
     steps=st.lists(

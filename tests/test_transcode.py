@@ -21,13 +21,13 @@ import anthropic
 import msgspec
 import openai
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import msgwire
 from msgwire import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock, UnknownBlock, Usage
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError
-from strategies import rust_trim
+from strategies import examples, rust_trim
 from test_differential import anthropic_final, compare_chat, compare_messages, openai_final
 from test_differential_responses import compare_response, sdk_events
 from test_stream import FIXTURE_IDS, FIXTURES, dialect_of
@@ -355,7 +355,7 @@ def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40)
 @given(
     st.lists(st.tuples(st.integers(0, 2), st.text(max_size=6)), max_size=30),
     st.sampled_from(["anthropic", "openai-responses", "gemini", "ollama", "openai"]),

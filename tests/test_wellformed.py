@@ -211,7 +211,7 @@ def _anthropic(body: dict[str, Any], rules: list[IdRule]) -> None:
         texts = [content] if isinstance(content, str) else [b["text"] for b in content if b["type"] == "text"]
         rule(
             not texts or texts[-1] == texts[-1].replace("\ufeff", " ").rstrip() or _blank(texts[-1]),
-            f"the final assistant turn ends with whitespace: {texts[-1][-8:]!r}",
+            f"the final assistant turn ends with whitespace: {texts[-1:]!r}",
         )
 
 

@@ -245,8 +245,12 @@ fn message_parts<'a>(
 ) -> Result<Vec<OutPart<'a>>, Error> {
     let native = provider.is_none_or(|p| p == TARGET.provider);
     let mut parts = Parts { out: Vec::with_capacity(blocks.len()), signature: None };
-    for part in REFUSES.empty_text.strip(lower(message, blocks, role, provider, &TARGET, policy, report)) {
+    for part in lower(message, blocks, role, provider, &TARGET, policy, report) {
         match part {
+            // An empty text part is refused, except as the carrier of a waiting signature: the
+            // reader gives `{"text": "", "thoughtSignature"}` before another part back as a signed
+            // thinking block and an empty text, and this writes it back as it was.
+            Part::Text(text) if REFUSES.empty_text.refuses(&text) && parts.signature.is_none() => {}
             Part::Text(text) => parts.push(Kind::Text { text }),
             Part::Image(ImageSource::Base64 { media_type, data }) => {
                 parts.push(Kind::Inline { inline_data: Inline { mime_type: media_type, data } });

@@ -1,0 +1,17 @@
+"""Hypothesis profiles: `make test` is deterministic, `make test-deep` searches at random.
+
+`ci` (the default) derandomizes every property test, so a clean clone passes or fails the same
+way on every run; `deep` (MSGWIRE_HYPOTHESIS=deep, set by `make test-deep`) draws fresh random
+examples, scaled up by MSGWIRE_HYPOTHESIS_SCALE (see `strategies.examples`), and keeps failing
+examples in `.hypothesis/` so the next run replays them first.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("deep", derandomize=False, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("MSGWIRE_HYPOTHESIS", "ci"))

@@ -122,6 +122,11 @@ image_blocks = st.builds(
     confidence=optional(finite_floats),
     mode_used=st.sampled_from([None, "vision", "ocr"]),
     error=optional(texts),
+    status=st.sampled_from(["pending", "resolved", "error"]),
+    script=optional(texts),
+    language=optional(texts),
+    notice=optional(texts),
+    attempts=st.integers(0, 2**32 - 1),
 )
 file_reference_blocks = st.builds(
     FileReferenceBlock,
@@ -139,6 +144,9 @@ mcp_resource_blocks = st.builds(
     content=optional(texts),
     mime_type=optional(texts),
     retrieved_at=optional(timestamps),
+    blob=optional(texts),
+    status=st.sampled_from(["pending", "resolved", "error"]),
+    error=optional(texts),
 )
 tool_call_blocks = st.builds(
     ToolCallBlock,
@@ -179,7 +187,7 @@ user_messages = st.builds(
     id=ids,
     timestamp=timestamps,
     content=block_lists,
-    source=st.sampled_from(["direct", "broadcast", "synthetic"]),
+    source=st.sampled_from(["direct", "broadcast", "synthetic", "context"]),
 )
 assistant_messages = st.builds(
     AssistantMessage,
@@ -203,10 +211,11 @@ tool_result_messages = st.builds(
     tool_name=optional(texts),
     content=block_lists,
     is_error=st.booleans(),
-    status=st.sampled_from(["success", "error", "denied"]),
+    status=st.sampled_from(["success", "error", "denied", "interrupted"]),
     error=optional(tool_errors),
     started_at=optional(timestamps),
     duration_ms=optional(finite_floats),
+    structured_content=json_values,
 )
 system_control_messages = st.builds(
     SystemControlMessage,

@@ -85,10 +85,12 @@ StopReason = Literal[
     "end_turn", "length", "tool_use", "content_filter", "refusal", "pause", "error", "aborted", "unknown"
 ]
 Approval = Literal["pending", "approved", "denied"]
-ToolStatus = Literal["success", "error", "denied"]
+ToolStatus = Literal["success", "error", "denied", "interrupted"]
 FileStatus = Literal["pending", "resolved", "error"]
 RecognitionMode = Literal["vision", "ocr", "auto"]
-UserSource = Literal["direct", "broadcast", "synthetic"]
+UserSource = Literal["direct", "broadcast", "synthetic", "context"]
+"""``context``: context the system provides (an MCP resource, a file it attached), not typed by
+anyone; sent as a user turn (see ``docs/formats.md``)."""
 
 
 # --- ids and clocks -------------------------------------------------------------------------
@@ -232,6 +234,14 @@ class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
     confidence: float | None = None
     mode_used: Literal["vision", "ocr"] | None = None
     error: str | None = None
+    status: FileStatus = "pending"
+    script: str | None = None
+    """The script of the text (Tesseract's orientation and script detection), e.g. ``Latin``."""
+    language: str | None = None
+    """The language of the recognized text (ISO 639-1)."""
+    notice: str | None = None
+    """What the recognizer wants the user to know (vision unavailable, fell back to OCR, ...)."""
+    attempts: int = 0
 
 
 class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=True):
@@ -251,6 +261,10 @@ class MCPResourceBlock(_Tagged, tag="mcp_resource", frozen=True, kw_only=True):
     content: str | None = None
     mime_type: str | None = None
     retrieved_at: _dt.datetime | None = None
+    blob: str | None = None
+    """Binary content, base64 (``content`` holds text content)."""
+    status: FileStatus = "pending"
+    error: str | None = None
 
 
 _NO_ARGUMENTS = "{}"
@@ -355,6 +369,9 @@ class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
     error: ToolError | None = None
     started_at: _dt.datetime | None = None
     duration_ms: float | None = None
+    structured_content: Any = None
+    """The tool's output as JSON when it returned a value (kept whole; ``content`` is what the
+    model is sent)."""
 
 
 class SystemControlMessage(_Message, tag="system_control", frozen=True, kw_only=True):

@@ -95,6 +95,10 @@ pub struct ToolResultMessage {
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<Float>,
+    /// The tool's output as JSON when it returned a value (kept whole, never sent as such: the
+    /// `content` says it to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Box<RawValue>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -174,6 +178,19 @@ pub struct ImageBlock {
     pub mode_used: Option<ModeUsed>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub status: FileStatus,
+    /// The script of the text (Tesseract's orientation and script detection), e.g. `Latin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The language of the recognized text (ISO 639-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// What the recognizer wants the user to know (vision unavailable, fell back to OCR, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub attempts: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +235,13 @@ pub struct McpResourceBlock {
     pub mime_type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieved_at: Option<String>,
+    /// Binary content, base64 (`content` holds text content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub status: FileStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A tool call; `arguments` is the JSON text exactly as the model streamed it.
@@ -249,17 +273,23 @@ string_enum!(
     /// Why the model stopped, mapped from each provider's own value.
     StopReason { EndTurn, Length, ToolUse, ContentFilter, Refusal, Pause, Error, Aborted, #[default] Unknown }
 );
-string_enum!(UserSource {
-    #[default]
-    Direct,
-    Broadcast,
-    Synthetic
-});
+string_enum!(
+    /// Where a user message came from: the user, a broadcast, the loop's synthetic nudge, or
+    /// context the system provides (resources, not typed by anyone).
+    UserSource {
+        #[default]
+        Direct,
+        Broadcast,
+        Synthetic,
+        Context
+    }
+);
 string_enum!(ToolStatus {
     #[default]
     Success,
     Error,
-    Denied
+    Denied,
+    Interrupted
 });
 string_enum!(FileStatus {
     #[default]

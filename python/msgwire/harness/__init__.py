@@ -1,0 +1,13 @@
+"""The agent harness, on top of the wire layer: conversations with an audit trail, tools with
+approval and concurrent execution, providers and the agent loop, stores, and what goes into a
+context (file references, images, MCP resources).
+
+Import rules (checked by ``tests/test_layout.py``): the wire layer never imports this package;
+this package uses the wire API and never ``msgwire._core``; its parts (``tools``, ``providers``,
+``store``, ``resources``) do not import each other (``agent.py`` composes them); an optional
+library is imported only in the one module that needs it.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,97 @@
+"""The import rules of the package (DESIGN.md section 1), read off the source with `ast`.
+
+- the wire layer (everything outside `harness/` and `cli/`) never imports `harness/` or `cli/`;
+- `import msgwire` loads no HTTP, database, OCR, MCP or terminal library;
+- the harness never calls `msgwire._core` (it uses the wire API);
+- the harness parts (tools, providers, store, resources) do not import each other;
+- an optional library is imported only in the module that needs it.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "msgwire"
+PARTS = ("tools", "providers", "store", "resources")
+# optional library -> the modules (relative to the package) allowed to import it
+OPTIONAL = {
+    "httpx": {"harness/providers/_http.py", "harness/resources/images.py", "sse.py"},
+    "psycopg": {"harness/store/postgres.py"},
+    "psycopg_pool": {"harness/store/postgres.py"},
+    "tesserocr": {"harness/resources/ocr.py"},
+    "pytesseract": {"harness/resources/ocr.py"},
+    "langdetect": {"harness/resources/ocr.py"},
+    "lingua": {"harness/resources/ocr.py"},
+    "PIL": {"harness/resources/images.py", "harness/resources/ocr.py"},
+    "mcp": {"harness/resources/mcp.py"},
+    "pyarrow": {"harness/store/parquet.py"},
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute names of every module `path` imports (relative imports resolved)."""
+    rel = path.relative_to(PACKAGE.parent)
+    package = list(rel.parent.parts)
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.append(module)
+            names += [f"{module}.{a.name}" for a in node.names]
+    return names
+
+
+def _where(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+def test_the_wire_layer_never_imports_the_harness_or_the_cli() -> None:
+    for path in _modules():
+        where = _where(path)
+        if where.startswith(("harness/", "cli/")) or where == "__main__.py":
+            continue
+        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli"))]
+        assert not bad, f"{where} imports {bad}"
+
+
+def test_the_harness_never_calls_the_extension() -> None:
+    for path in _modules():
+        if _where(path).startswith("harness/"):
+            bad = [n for n in _imports(path) if n.startswith("msgwire._core")]
+            assert not bad, f"{_where(path)} imports {bad}"
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_harness_parts_do_not_import_each_other(part: str) -> None:
+    others = tuple(f"msgwire.harness.{p}" for p in PARTS if p != part)
+    for path in (PACKAGE / "harness" / part).rglob("*.py"):
+        bad = [n for n in _imports(path) if n.startswith(others)]
+        assert not bad, f"{_where(path)} imports {bad}"
+
+
+def test_optional_libraries_stay_in_their_module() -> None:
+    for path in _modules():
+        where = _where(path)
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top in OPTIONAL:
+                assert where in OPTIONAL[top], f"{where} imports {top} (allowed in {sorted(OPTIONAL[top])})"
+
+
+def test_import_msgwire_loads_no_optional_library() -> None:
+    heavy = ["httpx", "sqlite3", "psycopg", "tesserocr", "pytesseract", "PIL", "mcp", "pyarrow", "rich", "msgwire.harness"]
+    code = f"import sys, msgwire; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]", out

@@ -91,7 +91,18 @@ def test_optional_libraries_stay_in_their_module() -> None:
 
 
 def test_import_msgwire_loads_no_optional_library() -> None:
-    heavy = ["httpx", "sqlite3", "psycopg", "tesserocr", "pytesseract", "PIL", "mcp", "pyarrow", "rich", "msgwire.harness"]
+    heavy = [
+        "httpx",
+        "sqlite3",
+        "psycopg",
+        "tesserocr",
+        "pytesseract",
+        "PIL",
+        "mcp",
+        "pyarrow",
+        "rich",
+        "msgwire.harness",
+    ]
     code = f"import sys, msgwire; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]", out

@@ -127,9 +127,37 @@ def fed(feed: Any, chunk: Any) -> tuple[list[Any], StreamError | None]:
         return failure.events, failure
 
 
+# HTTP statuses worth a retry (the same request may succeed), besides every 5xx, and the provider
+# error type that says so without a status (Anthropic's, inside a 200 stream or an error body).
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+RETRYABLE_TYPES = frozenset({"overloaded_error"})
+
+
 class ProviderError(StreamError):
-    """The provider reported an error inside the stream (``event: error``, an ``error``
-    object, Anthropic's ``overloaded_error``...): ``error_type`` and ``provider_message``."""
+    """The provider reported an error: inside the stream (``event: error``, an ``error``
+    object, Anthropic's ``overloaded_error``...) or as an HTTP error response.
+
+    - ``error_type`` and ``provider_message``: the provider's own words;
+    - ``status``: the HTTP status code when the error came with an HTTP response (``None`` for
+      an error inside a 200 stream or a body read on its own);
+    - ``request_id``: the provider's request id header (``x-request-id``, ``request-id``...), for
+      its support;
+    - ``retryable``: whether sending the same request again may succeed (408, 409, 429, 5xx, and
+      Anthropic's ``overloaded_error``).
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, request_id: str | None = None, **fields: Any
+    ) -> None:
+        super().__init__(message, **fields)
+        self.status = status
+        self.request_id = request_id
+
+    @property
+    def retryable(self) -> bool:
+        if self.status is not None and (self.status in RETRYABLE_STATUSES or self.status >= 500):
+            return True
+        return self.error_type in RETRYABLE_TYPES
 
 
 class TruncatedStreamError(StreamError):

@@ -26,14 +26,22 @@ venv: $(STAMP) ## Make .venv with the pinned dependencies of requirements/dev.tx
 build: venv ## Build the Rust extension (release profile) into .venv
 	$(BIN)/maturin develop --release --quiet
 
+# Debian packages of the real components the tests run (scripts/system-packages.sh installs the
+# missing ones with apt-get):
+SYSTEM_PACKAGES :=
+
+.PHONY: system
+system: ## Install the Debian packages the tests and the demo need, when missing
+	@bash scripts/system-packages.sh $(SYSTEM_PACKAGES)
+
 .PHONY: test
-test: build ## Run every test: cargo test, a short fuzz run, then pytest (derandomized; benches once each, untimed)
+test: build system ## Run every test: cargo test, a short fuzz run, then pytest (derandomized; benches once each, untimed)
 	cargo test --workspace --quiet
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(BIN)/python -m pytest --quiet tests benches --benchmark-disable
 
 .PHONY: test-deep
-test-deep: build ## The longer randomized search: property tests at random, DEEP_SCALE (10) times the examples
+test-deep: build system ## The longer randomized search: property tests at random, DEEP_SCALE (10) times the examples
 	MSGWIRE_HYPOTHESIS=deep MSGWIRE_HYPOTHESIS_SCALE=$(DEEP_SCALE) $(BIN)/python -m pytest --quiet tests $(DEEP_ARGS)
 
 DEEP_SCALE ?= 10

@@ -15,6 +15,7 @@ from .errors import (
     StreamError,
     TransportError,
     TruncatedStreamError,
+    UsageError,
     ValidationError,
 )
 from .formats import from_response, to_response, to_response_json
@@ -113,6 +114,7 @@ __all__ = [
     "UnknownBlock",
     "UnknownMessage",
     "UrlSource",
+    "UsageError",
     "Usage",
     "UsageEvent",
     "UserMessage",

@@ -311,7 +311,7 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
         DialectName::Gemini => gemini::read(body)?,
         DialectName::OpenAiResponses => openai_responses::read(body)?,
     };
-    serde_json::to_vec(&session).map_err(|e| Error::schema(e.to_string(), None))
+    serde_json::to_vec(&session).map_err(|e| Error::write(&e))
 }
 
 /// The report as JSON: an array of `{message, block, kind, action, reason}`.
@@ -628,7 +628,7 @@ pub(crate) fn object_arguments<'a>(
             let what = if parsed.is_ok() && !surrogate { "not a JSON object" } else { "not valid JSON" };
             if policy.malformed_arguments == Malformed::Error {
                 let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
-                return Err(Error::schema(detail, None));
+                return Err(Error::body("tool call arguments", detail, None));
             }
             let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
             report.push(Loss {
@@ -823,7 +823,7 @@ pub(crate) enum SourceOut<'a> {
 pub(crate) fn parse_in<'a, T: Deserialize<'a>>(body: &[u8], raw: &'a RawValue) -> Result<T, Error> {
     serde_json::from_str(raw.get()).map_err(|e| {
         let base = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-        let error = Error::from_serde(&e, raw.get().as_bytes());
+        let error = Error::from_serde(&e, raw.get().as_bytes()).in_body("request body");
         if base <= body.len() { error.shifted(base as u64) } else { error }
     })
 }
@@ -853,7 +853,7 @@ pub(crate) fn offset_in(body: &[u8], raw: &RawValue) -> u64 {
 
 /// Serialize a request body.
 pub(crate) fn to_vec<T: Serialize>(body: &T) -> Result<Vec<u8>, Error> {
-    serde_json::to_vec(body).map_err(|e| Error::schema(e.to_string(), None))
+    serde_json::to_vec(body).map_err(|e| Error::write(&e))
 }
 
 #[cfg(test)]

@@ -308,7 +308,8 @@ pub(super) fn image_source(url: Cow<'_, str>) -> SourceOut<'_> {
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let mut system: Vec<Cow<'_, str>> = Vec::new();
     let mut messages = Vec::with_capacity(parsed.messages.len());
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
@@ -335,7 +336,8 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
             "tool" => {
                 let Some(tool_call_id) = m.tool_call_id else {
-                    return Err(Error::schema("a tool message without tool_call_id", None).shifted(offset(body, raw)));
+                    return Err(Error::body("request body", "a tool message without tool_call_id", None)
+                        .shifted(offset(body, raw)));
                 };
                 let tool_name = names.get(&tool_call_id).cloned();
                 let content = blocks(body, m.content)?;
@@ -349,7 +351,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
             other => {
                 let detail = format!("a message with role {other:?} (known: system, developer, user, assistant, tool)");
-                return Err(Error::schema(detail, None).shifted(offset(body, raw)));
+                return Err(Error::body("request body", detail, None).shifted(offset(body, raw)));
             }
         }
     }

@@ -86,7 +86,7 @@ impl Dialect for Ollama {
                 let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
                 let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
                     Some(id) => Cow::Borrowed(id),
-                    None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len())),
+                    None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len(), data)),
                 };
                 let block = builder.begin_tool(&id, name);
                 let arguments = function.and_then(|f| f.arguments).map_or("{}", RawValue::get);

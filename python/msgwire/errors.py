@@ -153,15 +153,6 @@ class StreamError(MsgwireError):
         self.output = b""
 
 
-def fed(feed: Any, chunk: Any) -> tuple[list[Any], StreamError | None]:
-    """``feed(chunk)``, and on a ``StreamError`` the items that chunk completed before it with the
-    error: iterators hand out those items first, then raise, so nothing received is lost."""
-    try:
-        return feed(chunk), None
-    except StreamError as failure:
-        return failure.events, failure
-
-
 # HTTP statuses worth a retry (the same request may succeed), besides every 5xx, and the provider
 # error type that says so without a status (Anthropic's, inside a 200 stream or an error body).
 RETRYABLE_STATUSES = frozenset({408, 409, 429})

@@ -78,8 +78,8 @@ from typing import Any, Literal, get_args, overload
 import msgspec
 
 from . import _core
+from ._corestream import decode_message
 from .codec import dumps, loads
-from .stream import _decode_message
 from .types import AssistantMessage, LossReport, Message, Policy, Session, Tool, ToolCallIds, new_id, now
 
 __all__ = [
@@ -365,4 +365,4 @@ def from_response(body: dict[str, Any] | bytes | str | Any, dialect: str) -> Ass
     (``$.choices[0].message.tool_calls[1].function.arguments``)."""
     data = _response_bytes(body)
     timestamp = msgspec.json.encode(now())[1:-1].decode()
-    return _decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))
+    return decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))

@@ -147,7 +147,7 @@ impl fmt::Display for ResponseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.error.kind {
             ErrorKind::Body { detail, .. } => {
-                write!(f, "not a {} response body: {detail}", self.dialect)?;
+                write!(f, "invalid {} response body: {detail}", self.dialect)?;
                 if let Some(offset) = self.error.offset {
                     write!(f, " (byte {offset})")?;
                 }

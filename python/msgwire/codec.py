@@ -68,8 +68,7 @@ def dumps(obj: Session | Message | list[Message] | Any) -> bytes:
 
     Plain dicts are refused (``TypeError``): role/content dicts are a provider's messages, read
     with ``loads`` (a stored list) or ``formats.from_request`` (a request body)."""
-    kind = type(obj)
-    if kind is dict or (kind is list and obj and type(obj[0]) is dict):
+    if type(obj) is dict or (isinstance(obj, list) and obj and type(obj[0]) is dict):
         raise TypeError(
             "dumps writes msgwire objects (a Session, messages, blocks), not dicts: read role/content "
             "dicts with msgwire.loads (a stored list) or formats.from_request (a request body) first"

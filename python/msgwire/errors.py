@@ -16,6 +16,7 @@ __all__ = [
     "MalformedStreamError",
     "MsgwireError",
     "ProviderError",
+    "ResourceError",
     "StreamError",
     "TransportError",
     "TruncatedStreamError",
@@ -177,3 +178,10 @@ class MalformedStreamError(StreamError, DecodeError):
 class LimitExceededError(StreamError, DecodeError):
     """A configured limit was exceeded (``limit_name``, ``limit``): the stream was refused
     rather than buffered without bound (a ``ValueError``)."""
+
+
+class ResourceError(MsgwireError):
+    """A file, image or MCP resource the harness could not read or was not allowed to
+    (``msgwire.harness.resources``). Only explicit look-ups raise it; ``resolve()`` records the
+    same message on the block (``status="error"``) instead, so one bad reference never loses a
+    message."""

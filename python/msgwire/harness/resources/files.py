@@ -191,11 +191,11 @@ class FileResolver:
             rules = self.permissions.get(role)
             if rules is None:
                 raise _Refused(f"permission denied: role {role!r} has no file permissions")
-        deny = self.deny + (rules.deny if rules else ())
+        deny = self.deny + (tuple(rules.deny) if rules else ())
         for candidate_abs, candidate_rel in ((written, relative_written), (real, relative_real)):
             if (pattern := _first_match(deny, candidate_abs, candidate_rel)) is not None:
                 raise _Refused(f"permission denied: role {role!r} may not read {path!r} (denied by {pattern!r})")
-        if rules is not None and _first_match(rules.allow, real, relative_real) is None:
+        if rules is not None and _first_match(tuple(rules.allow), real, relative_real) is None:
             raise _Refused(f"permission denied: role {role!r} may not read {path!r} (no allow rule matches)")
 
     def _read(self, real: Path, path: str, start: int | None, end: int | None) -> str:
@@ -270,48 +270,72 @@ def _decode(data: bytes, path: str, offset: int) -> str:
 
 def _inside(path: Path, roots: list[Path]) -> str | None:
     """``path`` relative to the first root that contains it (``""`` for the root itself)."""
+    text = str(path)
     for root in roots:
-        if path == root:
+        base = str(root)
+        if text == base:
             return ""
-        if path.is_relative_to(root):
-            return path.relative_to(root).as_posix()
+        prefix = base if base.endswith("/") else base + "/"
+        if text.startswith(prefix):
+            return text[len(prefix) :]
     return None
 
 
-def _first_match(patterns: Sequence[str], absolute: Path, relative: str | None) -> str | None:
-    for pattern in patterns:
-        if _compiled(pattern)(absolute.as_posix(), relative):
-            return pattern
-    return None
+def _first_match(patterns: tuple[str, ...], absolute: Path, relative: str | None) -> str | None:
+    rules = _rules(patterns)
+    if not rules.any(absolute.as_posix(), relative):
+        return None
+    return next(p for p in patterns if _rules((p,)).any(absolute.as_posix(), relative))
 
 
-@lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> _Matcher:
-    return _Matcher(pattern)
+@lru_cache(maxsize=256)
+def _rules(patterns: tuple[str, ...]) -> _Rules:
+    return _Rules(patterns)
 
 
-class _Matcher:
-    """One glob (see the module docs): a name pattern, an anchored one, or an absolute one."""
+class _Rules:
+    """Globs (see the module docs) compiled into three alternations: names matched against
+    each part of the path, anchored patterns against each leading run of parts (a pattern that
+    matches a directory covers its contents), absolute ones the same way on the absolute path."""
 
-    __slots__ = ("absolute", "anywhere", "regex")
+    __slots__ = ("absolute", "anchored", "names")
 
-    def __init__(self, pattern: str) -> None:
-        body = pattern.removeprefix("./").rstrip("/") or "**"
-        self.absolute = body.startswith("/")
-        self.anywhere = "/" not in body
-        self.regex = re.compile(_glob_regex(body.lstrip("/") if self.absolute else body))
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        names, anchored, absolute = [], [], []
+        for pattern in patterns:
+            body = pattern.removeprefix("./").rstrip("/") or "**"
+            if body.startswith("/"):
+                absolute.append(_glob_regex(body.lstrip("/")))
+            elif "/" not in body:
+                names.append(_glob_regex(body))
+            else:
+                anchored.append(_glob_regex(body))
+        self.names = _alternation(names)
+        self.anchored = _alternation(anchored)
+        self.absolute = _alternation(absolute)
 
-    def __call__(self, absolute: str, relative: str | None) -> bool:
-        target = absolute.lstrip("/") if self.absolute else relative
-        if target is None and self.anywhere:  # no workspace root: a name pattern still applies
-            target = absolute.lstrip("/")
-        if not target:
-            return False
-        parts = target.split("/")
-        if self.anywhere:
-            return any(self.regex.fullmatch(p) for p in parts)
-        # a pattern that matches a directory covers its contents: try every leading part
-        return any(self.regex.fullmatch("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+    def any(self, absolute: str, relative: str | None) -> bool:
+        # without a workspace root, name patterns still apply (to the absolute path's parts)
+        target = relative if relative is not None else absolute.lstrip("/")
+        if self.names is not None and target and any(self.names.fullmatch(p) for p in target.split("/")):
+            return True
+        if self.anchored is not None and relative and _leading(self.anchored, relative):
+            return True
+        return self.absolute is not None and _leading(self.absolute, absolute.lstrip("/"))
+
+
+def _alternation(regexes: list[str]) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
+
+
+def _leading(regex: re.Pattern[str], path: str) -> bool:
+    """Whether ``regex`` matches ``path`` or one of the directories leading to it."""
+    end = len(path)
+    while end > 0:
+        if regex.fullmatch(path, 0, end):
+            return True
+        end = path.rfind("/", 0, end)
+    return False
 
 
 def _glob_regex(glob: str) -> str:

@@ -167,3 +167,34 @@ def test_a_message_with_mentions_resolves_and_renders_numbered(workspace: Path) 
     assert texts[4] == '<file path="missing.py" status="error" error="file not found: \'missing.py\'"/>'
     # resolving again changes nothing: only pending blocks are read
     assert files.resolve_message(message) is message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "denied"),
+    [
+        ("*.py", "src/app.py", True),  # a name pattern matches at any depth
+        ("src/*.py", "src/app.py", True),
+        ("*/app.py", "src/app.py", True),
+        ("app.py", "src/app.py", True),
+        ("src", "src/app.py", True),  # a directory covers its contents
+        ("src/", "src/app.py", True),
+        ("docs/**", "docs/my notes/a b.md", True),
+        ("**/a b.md", "docs/my notes/a b.md", True),
+        ("docs/*.md", "docs/my notes/a b.md", False),  # * stays within one name
+        ("app.p?", "src/app.py", True),
+        ("[!a]pp.py", "src/app.py", False),
+        ("[a]pp.py", "src/app.py", True),
+        ("App.py", "src/app.py", False),  # case-sensitive
+        ("sr", "src/app.py", False),
+    ],
+)
+def test_globs(workspace: Path, pattern: str, path: str, denied: bool) -> None:
+    resolved = FileResolver(workspace, deny=(pattern,)).resolve(ref(path))
+    assert (resolved.status == "error") is denied, resolved.error
+
+
+def test_absolute_globs_match_the_real_path(workspace: Path) -> None:
+    real = (workspace / "src").resolve()
+    files = FileResolver(workspace, deny=(f"{real}/*.py",))
+    assert files.resolve(ref("src/app.py")).status == "error"
+    assert files.resolve(ref("docs/empty.txt")).status == "resolved"

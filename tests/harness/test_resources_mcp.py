@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from msgwire import formats
+from msgwire.errors import ResourceError
 from msgwire.harness.resources.mcp import Freshness, MCPResources
 
 SERVER = [sys.executable, str(Path(__file__).with_name("mcp_resource_server.py"))]
@@ -168,3 +169,10 @@ def test_a_closed_manager_says_so() -> None:
         "server 'docs' could not read 'docs://readme': RuntimeError: MCPResources is not open "
         "(use it in a with block, or call open())"
     )
+
+
+def test_a_server_that_cannot_start_is_a_clear_error() -> None:
+    dead = MCPResources({"docs": SERVER, "dead": [sys.executable, "-c", "raise SystemExit(3)"]})
+    with pytest.raises(ResourceError, match=r"^MCP server 'dead' could not be started: "):
+        dead.open()
+    assert dead.read("docs", "docs://readme").status == "error"  # closed again, nothing left running

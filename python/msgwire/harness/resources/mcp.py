@@ -50,6 +50,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import BlobResourceContents, TextResourceContents
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from msgwire.errors import ResourceError
 from msgwire.types import ContentBlock, MCPResourceBlock, Message, UserMessage
 
 from ._blocks import map_blocks
@@ -141,18 +142,22 @@ class MCPResources(AbstractContextManager["MCPResources"]):
         self.close()
 
     def open(self) -> None:
-        """Start the event loop and connect every server (raises when one cannot connect)."""
+        """Start the event loop and connect every server (``ResourceError`` when one cannot
+        be started or connected)."""
         with self._lock:
             if self._portal is not None:
                 return
             self._portal_cm = start_blocking_portal()
             self._portal = self._portal_cm.__enter__()
-        try:
-            for name in self._specs:
+        for name in self._specs:
+            try:
                 self._portal.start_task(self._serve, name, name=f"mcp:{name}")
-        except BaseException:
-            self.close()
-            raise
+            except Exception as exc:
+                self.close()
+                cause = _leaf(exc)
+                raise ResourceError(
+                    f"MCP server {name!r} could not be started: {type(cause).__name__}: {cause}"
+                ) from exc
 
     def close(self) -> None:
         with self._lock:
@@ -316,6 +321,13 @@ class MCPResources(AbstractContextManager["MCPResources"]):
             log.info("MCP resource %s from %r changed on the server: cache entry dropped", uri, name)
         if self.on_change is not None:
             self.on_change(name, uri)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 async def _set(event: anyio.Event) -> None:

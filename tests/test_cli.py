@@ -379,8 +379,9 @@ def test_convert_lossless_conversation_comes_back_equal(
 
 def test_convert_across_providers_prints_the_loss_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     anthropic, first = _convert(capsys, tmp_path, (EXAMPLES / "session.json").read_bytes(), "--to", "anthropic")
-    assert "loss report, canonical → anthropic: 2 lossy step(s)" in first
+    assert "loss report, canonical → anthropic: 3 lossy step(s)" in first
     assert "file_reference" in first
+    assert "read by OCR" in first  # the OCR-read screenshot goes as its text, not as an image
     openai, report = _convert(capsys, tmp_path, anthropic, "--to", "openai")
     assert "loss report, anthropic → openai: 2 lossy step(s)" in report
     assert re.search(r"1 \(assistant\)\s+0\s+thinking\s+drop", report), report

@@ -22,6 +22,7 @@ __all__ = [
     "MalformedStreamError",
     "MsgwireError",
     "ProviderError",
+    "ResourceError",
     "StreamError",
     "TransportError",
     "TruncatedStreamError",
@@ -215,3 +216,12 @@ class LimitExceededError(StreamError, DecodeError):
     rather than buffered without bound (a ``ValueError``)."""
 
     kind = "limit"
+
+
+class ResourceError(MsgwireError):
+    """A file, image or MCP resource the harness could not read or was not allowed to
+    (``msgwire.harness.resources``). Only explicit look-ups raise it; ``resolve()`` records the
+    same message on the block (``status="error"``) instead, so one bad reference never loses a
+    message."""
+
+    kind = "resource"

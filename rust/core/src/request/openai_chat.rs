@@ -418,7 +418,8 @@ mod tests {
             {"type":"image","source":{"type":"url","url":"https://x/a.png"}},
             {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},
             {"type":"image","source":{"type":"path","path":"/tmp/b.png"},"recognized_text":"STOP"},
-            {"type":"image","source":{"type":"path","path":"/tmp/c.png"}}]}]"#;
+            {"type":"image","source":{"type":"path","path":"/tmp/c.png"}},
+            {"type":"image","source":{"type":"url","url":"https://x/d.png"},"recognized_text":"GO","mode_used":"ocr"}]}]"#;
         let options =
             Options { system_prompt: Some("sys".into()), system_role: SystemRole::Developer, ..Options::default() };
         let converted = convert(doc, &options);
@@ -428,11 +429,13 @@ mod tests {
                 r#"{"messages":[{"role":"developer","content":"sys"},{"role":"user","content":[{"type":"text","text":"see"},"#,
                 r#"{"type":"image_url","image_url":{"url":"https://x/a.png"}},"#,
                 r#"{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},"#,
-                r#"{"type":"text","text":"<image path=\"/tmp/b.png\">\nSTOP\n</image>"}]}]}"#
+                r#"{"type":"text","text":"<image path=\"/tmp/b.png\">\nSTOP\n</image>"},"#,
+                r#"{"type":"text","text":"<image url=\"https://x/d.png\">\nGO\n</image>"}]}]}"#
             )
         );
         let actions: Vec<(Option<usize>, Action)> = converted.report.iter().map(|l| (l.block, l.action)).collect();
-        assert_eq!(actions, [(Some(3), Action::ToText), (Some(4), Action::Drop)]);
+        assert_eq!(actions, [(Some(3), Action::ToText), (Some(4), Action::Drop), (Some(5), Action::ToText)]);
+        assert_eq!(converted.report[2].reason, "the image was read by OCR: its text is sent");
     }
 
     #[test]

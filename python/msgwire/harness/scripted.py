@@ -22,8 +22,9 @@ msgwire's wire layer).
   dialect), or an HTTP error in the dialect's error shape.
 - Delivery can fail on purpose: ``error(429, retry_after=1)``, ``error(500)`` before the first
   byte, ``drop()`` (the connection closed before any response), ``reset_after=N`` (N body bytes,
-  then a TCP reset), ``delay=`` between pieces (a slow body), ``hold_after=N`` (N bytes, then
-  wait for the client to close: the cancellation tests).
+  then a TCP reset), ``close_after=N`` (N bytes, then the connection closed), ``delay=``
+  between pieces (a slow body), ``hold_after=N`` (N bytes, then wait for the client to close:
+  the cancellation tests).
 - Every request is recorded (``requests``) with what was done about it: bytes sent, whether
   the body was complete, whether the client closed the connection before its end.
 """
@@ -36,6 +37,7 @@ import re
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -90,7 +92,10 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     """One answer of the script (build it with ``reply``, ``recorded``, ``error``, ``drop``).
 
     Delivery: the body goes out in pieces, one per stream event (or ``chunk_size`` bytes),
-    ``delay`` seconds apart; ``reset_after`` / ``hold_after`` cut it after that many bytes.
+    ``delay`` seconds apart. Cut after that many body bytes: ``reset_after`` (a TCP reset: the
+    client may lose what it had not read yet, as over a real network), ``close_after`` (the
+    connection closed mid-body: the client reads every byte sent, then fails), ``hold_after``
+    (then wait for the client to close).
     """
 
     message: AssistantMessage | None = None
@@ -103,6 +108,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     chunk_size: int | None = None
     delay: float = 0.0
     reset_after: int | None = None
+    close_after: int | None = None
     hold_after: int | None = None
     drop: bool = False
 
@@ -265,6 +271,13 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     owner: ScriptedServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        failure = sys.exc_info()[1]
+        if isinstance(failure, (ConnectionError, TimeoutError)):
+            return  # a client that went away between two requests of a kept-alive connection
+        if isinstance(failure, Exception):
+            self.owner.errors.append(failure)
+
 
 class ScriptedServer:
     """The server: ``ScriptedServer(replies, respond=None)``; a context manager (or
@@ -287,6 +300,8 @@ class ScriptedServer:
         self._lock = threading.Condition()
         self._stopping = threading.Event()
         self.requests: list[Received] = []
+        self.errors: list[Exception] = []
+        """Failures of the server itself (a bug, never a client's doing)."""
         self._httpd = _HTTPServer((host, port), _Handler, bind_and_activate=False)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -448,7 +463,8 @@ class ScriptedServer:
 
     def _send_body(self, handler: _Handler, record: Received, dialect: str, answer: Reply, data: bytes) -> None:
         sock = handler.connection
-        cut = answer.reset_after if answer.reset_after is not None else answer.hold_after
+        cuts = (answer.reset_after, answer.close_after, answer.hold_after)
+        cut = next((c for c in cuts if c is not None), None)
         pieces = _pieces(data, dialect if record.stream else None, answer.chunk_size)
         for i, piece in enumerate(pieces):
             if cut is not None and record.bytes_sent + len(piece) >= cut:
@@ -456,6 +472,8 @@ class ScriptedServer:
                 handler.close_connection = True
                 if answer.reset_after is not None:
                     _reset(sock)
+                elif answer.close_after is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
                 else:
                     record.client_closed = self._wait_closed(sock, self._hold_timeout)
                 return

@@ -361,6 +361,10 @@ def _capability_problems(request: Request, model: str, caps: Capabilities) -> Pr
         found.append(("$.tools", f"{model} takes no tools"))
     if caps.thinking is False and request.thinking is not None:
         found.append(("$.thinking", f"{model} does not think: leave thinking unset"))
+    if caps.sampling is False:
+        for name in ("temperature", "top_p"):
+            if getattr(request, name) is not None:
+                found.append((f"$.{name}", f"{model} takes no {name} (its provider refuses it): leave it unset"))
     policy = request.policy
     if caps.vision is False and (policy is None or policy.images == "keep"):
         for i, message in enumerate(request.messages):

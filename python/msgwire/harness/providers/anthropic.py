@@ -16,10 +16,17 @@ MIN_THINKING_BUDGET = 1024
 
 
 class Anthropic(HTTPProvider):
-    """The Messages API (``x-api-key`` and ``anthropic-version`` headers). Its own rules:
-    ``max_tokens`` is required, ``temperature`` is within [0, 1], a thinking budget is at least
-    1024 tokens and below ``max_tokens``, and thinking goes with neither ``temperature``, a
-    ``top_p`` below 0.95, nor a forced tool."""
+    """The Messages API (``x-api-key`` and ``anthropic-version`` headers).
+
+    ``thinking``: an effort is sent as adaptive thinking (``{"type": "adaptive"}`` with
+    ``output_config.effort``), a budget as manual thinking (``{"type": "enabled",
+    "budget_tokens": N}``). ``temperature`` and ``top_p`` are sent when given: the SDK (1.0 on)
+    has dropped them from its types, and models after Claude Opus 4.6 refuse them
+    (``capabilities``), but earlier ones still take them.
+
+    Its own rules: ``max_tokens`` is required, ``temperature`` is within [0, 1], a thinking
+    budget is at least 1024 tokens and below ``max_tokens``, and thinking goes with neither
+    ``temperature``, a ``top_p`` below 0.95, nor a forced tool."""
 
     dialect: ClassVar[str] = "anthropic"
     env_api_key: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
@@ -50,6 +57,9 @@ class Anthropic(HTTPProvider):
             body["tool_choice"] = modes.get(choice) or {"type": "tool", "name": choice}
         if isinstance(request.thinking, int):
             body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking}
+        elif request.thinking is not None:
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": request.thinking}
         return body
 
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
@@ -61,12 +71,9 @@ class Anthropic(HTTPProvider):
         thinking = request.thinking
         if thinking is None:
             return found
-        if isinstance(thinking, str):
-            found.append(("$.thinking", "Anthropic takes a thinking budget in tokens (thinking=N), not an effort"))
-            return found
-        if thinking < MIN_THINKING_BUDGET:
+        if isinstance(thinking, int) and thinking < MIN_THINKING_BUDGET:
             found.append(("$.thinking", f"Anthropic's thinking budget is at least {MIN_THINKING_BUDGET} tokens"))
-        if request.max_tokens is not None and thinking >= request.max_tokens:
+        if isinstance(thinking, int) and request.max_tokens is not None and thinking >= request.max_tokens:
             found.append(("$.thinking", "Anthropic's thinking budget must be below max_tokens"))
         if request.temperature is not None:
             found.append(("$.temperature", "Anthropic does not take temperature with thinking"))

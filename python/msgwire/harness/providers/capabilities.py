@@ -1,5 +1,7 @@
 """What a model can take, per dialect and model name, where it is known: images (``vision``),
-tool declarations (``tools``) and reasoning (``thinking``).
+tool declarations (``tools``), reasoning (``thinking``) and sampling settings (``sampling``:
+``temperature`` / ``top_p``, which reasoning models refuse: OpenAI's o-series and GPT-5,
+Anthropic's models after Claude Opus 4.6).
 
 A provider's ``validate()`` refuses what a model is known not to take (an image for a
 text-only model, tools for a model without function calling); image recognition uses
@@ -28,42 +30,49 @@ class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
     vision: bool | None = None
     tools: bool | None = None
     thinking: bool | None = None
+    sampling: bool | None = None
 
 
 UNKNOWN = Capabilities()
 
 
-def _caps(vision: bool | None, tools: bool | None, thinking: bool | None) -> Capabilities:
-    return Capabilities(vision=vision, tools=tools, thinking=thinking)
+def _caps(vision: bool | None, tools: bool | None, thinking: bool | None, sampling: bool | None = None) -> Capabilities:
+    return Capabilities(vision=vision, tools=tools, thinking=thinking, sampling=sampling)
 
 
 _OPENAI: tuple[tuple[str, Capabilities], ...] = (
-    ("gpt-5", _caps(True, True, True)),
-    ("gpt-4.1", _caps(True, True, False)),
-    ("gpt-4o", _caps(True, True, False)),
-    ("gpt-4-turbo", _caps(True, True, False)),
-    ("gpt-4", _caps(False, True, False)),
-    ("gpt-3.5", _caps(False, True, False)),
+    ("gpt-5", _caps(True, True, True, False)),
+    ("gpt-4.1", _caps(True, True, False, True)),
+    ("gpt-4o", _caps(True, True, False, True)),
+    ("gpt-4-turbo", _caps(True, True, False, True)),
+    ("gpt-4", _caps(False, True, False, True)),
+    ("gpt-3.5", _caps(False, True, False, True)),
     ("gpt-oss", _caps(False, True, True)),
-    ("o1-mini", _caps(False, False, True)),
-    ("o1-preview", _caps(False, False, True)),
-    ("o1", _caps(True, True, True)),
-    ("o3-mini", _caps(False, True, True)),
-    ("o3", _caps(True, True, True)),
-    ("o4-mini", _caps(True, True, True)),
+    ("o1-mini", _caps(False, False, True, False)),
+    ("o1-preview", _caps(False, False, True, False)),
+    ("o1", _caps(True, True, True, False)),
+    ("o3-mini", _caps(False, True, True, False)),
+    ("o3", _caps(True, True, True, False)),
+    ("o4-mini", _caps(True, True, True, False)),
     ("deepseek-reasoner", _caps(False, None, True)),
-    ("deepseek-chat", _caps(False, True, False)),
+    ("deepseek-chat", _caps(False, True, False, True)),
 )
 
+# Sampling settings are refused from Claude Opus 4.7 on (and by every model of the 5 generation).
 _ANTHROPIC: tuple[tuple[str, Capabilities], ...] = (
-    ("claude-3-7-sonnet", _caps(True, True, True)),
-    ("claude-3-5-haiku", _caps(None, True, False)),
-    ("claude-3", _caps(True, True, False)),
-    ("claude-2", _caps(False, False, False)),
-    ("claude-instant", _caps(False, False, False)),
-    ("claude-sonnet-4", _caps(True, True, True)),
-    ("claude-opus-4", _caps(True, True, True)),
-    ("claude-haiku-4", _caps(True, True, True)),
+    ("claude-3-7-sonnet", _caps(True, True, True, True)),
+    ("claude-3-5-haiku", _caps(None, True, False, True)),
+    ("claude-3", _caps(True, True, False, True)),
+    ("claude-2", _caps(False, False, False, True)),
+    ("claude-instant", _caps(False, False, False, True)),
+    ("claude-opus-4-7", _caps(True, True, True, False)),
+    ("claude-opus-4-8", _caps(True, True, True, False)),
+    ("claude-sonnet-4", _caps(True, True, True, True)),
+    ("claude-opus-4", _caps(True, True, True, True)),
+    ("claude-haiku-4", _caps(True, True, True, True)),
+    ("claude-sonnet-5", _caps(True, True, True, False)),
+    ("claude-opus-5", _caps(True, True, True, False)),
+    ("claude-haiku-5", _caps(True, True, True, False)),
     ("claude", _caps(True, True, None)),
 )
 

@@ -419,7 +419,7 @@ class ScriptedServer:
         handler.send_response(answer.status)
         handler.send_header("content-type", content_type)
         handler.send_header("transfer-encoding", "chunked")
-        handler.send_header("x-request-id", record.request_id)
+        handler.send_header(_request_id_header(dialect), record.request_id)
         for name, value in answer.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
@@ -453,7 +453,7 @@ class ScriptedServer:
         handler.send_response(status)
         handler.send_header("content-type", "application/json")
         handler.send_header("content-length", str(len(data)))
-        handler.send_header("x-request-id", record.request_id)
+        handler.send_header(_request_id_header(dialect), record.request_id)
         for name, value in (headers or {}).items():
             handler.send_header(name, value)
         handler.end_headers()
@@ -510,6 +510,12 @@ class ScriptedServer:
                 return True
             time.sleep(min(left, 0.01))  # the client sent something (a next request): keep waiting
         return False
+
+
+def _request_id_header(dialect: str) -> str:
+    """Anthropic's API names its request id ``request-id`` (its SDK reads that); OpenAI's and the
+    others' ``x-request-id``."""
+    return "request-id" if dialect == "anthropic" else "x-request-id"
 
 
 def _pieces(data: bytes, stream_dialect: str | None, chunk_size: int | None) -> list[bytes]:

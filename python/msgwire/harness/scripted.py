@@ -111,6 +111,8 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     close_after: int | None = None
     hold_after: int | None = None
     drop: bool = False
+    gate: threading.Event | None = None
+    """The body waits for this event after the headers went out (the first byte on demand)."""
 
 
 _call_ids = itertools.count(1)
@@ -466,6 +468,8 @@ class ScriptedServer:
         cuts = (answer.reset_after, answer.close_after, answer.hold_after)
         cut = next((c for c in cuts if c is not None), None)
         pieces = _pieces(data, dialect if record.stream else None, answer.chunk_size)
+        if answer.gate is not None:
+            answer.gate.wait(self._hold_timeout)
         for i, piece in enumerate(pieces):
             if cut is not None and record.bytes_sent + len(piece) >= cut:
                 self._write(handler, record, piece[: cut - record.bytes_sent])

@@ -201,6 +201,17 @@ def test_dialect_rules_on_settings() -> None:
     assert "$.thinking" in _problems(Request(messages=HI, thinking=2048), _make(Ollama, model="m"))
 
 
+def test_calls_check_the_settings_and_leave_the_history_to_validate() -> None:
+    model = _make(OpenAI, model="m")
+    orphan = Request(messages=[user("hi"), tool_result("nobody", "orphan")])
+    model.prepare(orphan)  # the history is checked once, as it grows, not on every call
+    with pytest.raises(ValidationError) as failure:
+        model.validate(orphan)
+    assert _paths(failure.value) == ["$.messages[1].tool_call_id"]
+    with pytest.raises(ValidationError):
+        model.prepare(msgspec.structs.replace(orphan, temperature=3))
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_nothing_is_sent_for_an_invalid_request(server: ScriptedServer, connect: Connect, dialect: str) -> None:
     server.add(reply("unused"))

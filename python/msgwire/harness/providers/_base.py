@@ -209,9 +209,9 @@ class HTTPProvider:
         """What ``model`` (the default model when ``None``) takes, where known."""
         return lookup(self.dialect, model or self.model, self.capability_overrides)
 
-    def problems(self, request: Request) -> Problems:
+    def problems(self, request: Request, *, messages: bool = True) -> Problems:
         """Every problem ``validate`` would raise, as ``(path, message)`` pairs."""
-        found = request.problems(default_model=self.model)
+        found = request.problems(default_model=self.model, messages=messages)
         model = request.model or self.model or ""
         caps = self.capabilities(model)
         found += self._tool_name_problems(request)
@@ -219,11 +219,16 @@ class HTTPProvider:
         found += self._rules(request, model, caps)
         return found
 
-    def validate(self, request: Request) -> None:
+    def validate(self, request: Request, *, messages: bool = True) -> None:
         """Raise ``msgwire.ValidationError`` listing every problem of ``request`` for this
         provider: the universal rules (``Request.validate``), what the model is known not to
-        take (``capabilities``), and the dialect's own rules."""
-        found = self.problems(request)
+        take (``capabilities``), and the dialect's own rules.
+
+        Every call (``stream``, ``complete``, ``prepare``) runs it with ``messages=False``: all
+        of it but ``msgwire.validate``'s walk over the history (the settings, the tools, what
+        the model takes, the images it would be sent), which costs about 5 us a message. A
+        history is checked once, as it grows (``validate(request)`` does it all)."""
+        found = self.problems(request, messages=messages)
         if found:
             raise ValidationError(found)
 
@@ -240,8 +245,9 @@ class HTTPProvider:
     # --- the calls -----------------------------------------------------------------------------
 
     def prepare(self, request: Request, *, stream: bool = True) -> HTTPCall:
-        """Validate ``request`` and return the HTTP call that would send it (nothing is sent)."""
-        self.validate(request)
+        """Validate ``request`` (``validate(request, messages=False)``) and return the HTTP call
+        that would send it (nothing is sent)."""
+        self.validate(request, messages=False)
         model = request.model or self.model or ""
         fields = to_request_json(
             request.messages,

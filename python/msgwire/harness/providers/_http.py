@@ -16,6 +16,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TypeAlias
@@ -182,6 +183,7 @@ class Transport:
         self._async_client = async_client
         self._own_client = client is None
         self._own_async_client = async_client is None
+        self._lock = threading.Lock()  # threads sharing a provider share one client
 
     # --- clients -----------------------------------------------------------------------------
 
@@ -192,15 +194,17 @@ class Transport:
 
     @property
     def client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self._timeout_or_default())
-        return self._client
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self._timeout_or_default())
+            return self._client
 
     @property
     def async_client(self) -> httpx.AsyncClient:
-        if self._async_client is None:
-            self._async_client = httpx.AsyncClient(timeout=self._timeout_or_default())
-        return self._async_client
+        with self._lock:
+            if self._async_client is None:
+                self._async_client = httpx.AsyncClient(timeout=self._timeout_or_default())
+            return self._async_client
 
     def close(self) -> None:
         if self._own_client and self._client is not None:

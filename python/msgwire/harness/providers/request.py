@@ -67,23 +67,24 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         (``model=``, ``tools=``, ``max_tokens=``, ...)."""
         return cls(messages=context.messages, system_prompt=context.system_prompt, **settings)
 
-    def validate(self, *, default_model: str | None = None) -> None:
+    def validate(self, *, default_model: str | None = None, messages: bool = True) -> None:
         """Raise ``msgwire.ValidationError`` listing every problem found by the universal rules:
         a model named (here or as ``default_model``), temperature in [0, 2], top_p in [0, 1],
-        max_tokens > 0, well-formed messages (``msgwire.validate``), tools with distinct
-        non-empty names, a tool choice that is a mode or names one of the tools, a positive
-        thinking budget. A provider's ``validate`` adds the rules of its dialect and model."""
-        problems = self.problems(default_model=default_model)
+        max_tokens > 0, well-formed messages (``msgwire.validate``; ``messages=False`` skips
+        that walk over the history), tools with distinct non-empty names, a tool choice that is
+        a mode or names one of the tools, a positive thinking budget. A provider's
+        ``validate`` adds the rules of its dialect and model."""
+        problems = self.problems(default_model=default_model, messages=messages)
         if problems:
             raise ValidationError(problems)
 
-    def problems(self, *, default_model: str | None = None) -> Problems:
+    def problems(self, *, default_model: str | None = None, messages: bool = True) -> Problems:
         """What ``validate`` would raise, as a list (empty when the request is valid)."""
         model = self.model or default_model
         found: Problems = []
         wire = WireRequest(
             model=model or "",
-            messages=self.messages,
+            messages=self.messages if messages else [],
             system_prompt=self.system_prompt,
             temperature=self.temperature,
             top_p=self.top_p,

@@ -18,7 +18,7 @@ from providers_support import DIALECTS, FAST_RETRY
 
 import msgwire
 from msgwire import ProviderError, TransportError, TruncatedStreamError, user
-from msgwire.harness.providers import HTTPProvider, Request, Retry
+from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
 from msgwire.harness.providers._http import retry_after
 from msgwire.harness.scripted import ScriptedServer, drop, error, recorded, reply
 
@@ -260,6 +260,7 @@ def test_leaving_the_with_closes_the_connection_before_the_body_ends(
     with connect(dialect).stream(REQUEST) as stream:
         first = next(stream)
     assert first.type == "message_start"
+    assert stream.message().stop_reason == "aborted"  # closed before its end
     (received,) = server.wait(1)  # the server was holding the rest until the client went away
     assert received.client_closed
     assert received.bytes_sent < received.body_size
@@ -270,6 +271,7 @@ def test_close_before_reading_closes_the_connection(server: ScriptedServer, conn
     server.add(reply("never read", hold_after=0))
     stream = connect("openai").stream(REQUEST)
     stream.close()
+    assert stream.message().stop_reason == "aborted"
     (received,) = server.wait(1)
     assert received.client_closed
     assert received.bytes_sent == 0
@@ -281,13 +283,17 @@ def test_cancelling_the_task_closes_the_connection(server: ScriptedServer, conne
     server.add(recorded(data, dialect, hold_after=len(data) // 3), recorded(data, dialect, hold_after=len(data) // 3))
     model = connect(dialect)
 
+    streams: list[AsyncProviderStream] = []
+
     async def read(started: asyncio.Event, with_block: bool) -> None:
         if with_block:
             async with model.astream(REQUEST) as stream:
+                streams.append(stream)
                 async for _ in stream:
                     started.set()
         else:  # no `async with`: the cancellation alone must close the response
-            async for _ in await model.astream(REQUEST):
+            streams.append(await model.astream(REQUEST))
+            async for _ in streams[-1]:
                 started.set()
 
     async def cancel_after_first_event(with_block: bool) -> None:
@@ -297,6 +303,7 @@ def test_cancelling_the_task_closes_the_connection(server: ScriptedServer, conne
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        assert streams[-1].message().stop_reason == "aborted"
 
     async def run() -> None:
         await cancel_after_first_event(with_block=True)

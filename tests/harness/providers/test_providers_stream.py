@@ -116,6 +116,7 @@ def test_a_recorded_stream_reads_as_msgwire_stream_reads_its_bytes(
         assert _events(events, data) == _events(want_events, data)
         assert _same(stream.message(), data) == _same(want_message, data)
         assert stream.request_id == "req_scripted_0001"
+    assert stream.message().stop_reason == want_message.stop_reason  # not "aborted": it ended
     (received,) = server.wait(1)
     assert received.completed
     assert received.bytes_sent == len(data)

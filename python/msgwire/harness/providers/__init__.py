@@ -8,7 +8,7 @@
     with provider.stream(Request(messages=[msgwire.user("hi")])) as stream:
         for event in stream:                            # msgwire events, as they arrive
             ...
-        message = stream.message()                      # also after a failure (stop_reason="error")
+        message = stream.message()                      # also after a failure ("error") or a close ("aborted")
 
 Every class takes the same constructor options (``HTTPProvider``) and has the same calls:
 ``stream(request) -> Stream`` (a context manager: leaving it closes the HTTP response at

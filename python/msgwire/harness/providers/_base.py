@@ -55,11 +55,14 @@ class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
 class ProviderStream(Stream):
     """A ``msgwire.Stream`` over a provider's HTTP response. ``request_id`` is the provider's
     id of the request (also set on a ``ProviderError`` the stream raises); closing the stream
-    (``close()``, leaving ``with``) closes the HTTP response at once."""
+    (``close()``, leaving ``with``) closes the HTTP response at once. A stream closed (or
+    interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
+    ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
 
     def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
+        self._state = _State()
 
     def __iter__(self) -> Iterator[Event]:
         return self
@@ -67,9 +70,26 @@ class ProviderStream(Stream):
     def __next__(self) -> Event:
         try:
             return super().__next__()
+        except StopIteration:
+            self._state.ended = True
+            raise
         except ProviderError as error:
+            self._state.ended = True
             error.request_id = error.request_id or self.request_id
             raise
+        except StreamError:
+            self._state.ended = True
+            raise
+        except BaseException:
+            self._state.aborted = True
+            raise
+
+    def close(self) -> None:
+        self._state.aborted = self._state.aborted or not self._state.ended
+        super().close()
+
+    def message(self) -> AssistantMessage:
+        return self._state.mark(super().message())
 
     def until_done(self) -> AssistantMessage:
         for _ in self:
@@ -79,11 +99,12 @@ class ProviderStream(Stream):
 
 class AsyncProviderStream(AsyncStream):
     """``ProviderStream`` for ``async for``; cancelling the task that reads it closes the HTTP
-    response too."""
+    response too (and its message is ``aborted``)."""
 
     def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
+        self._state = _State()
 
     def __aiter__(self) -> AsyncProviderStream:
         return self
@@ -91,14 +112,46 @@ class AsyncProviderStream(AsyncStream):
     async def __anext__(self) -> Event:
         try:
             return await super().__anext__()
+        except StopAsyncIteration:
+            self._state.ended = True
+            raise
         except ProviderError as error:
+            self._state.ended = True
             error.request_id = error.request_id or self.request_id
             raise
+        except StreamError:
+            self._state.ended = True
+            raise
+        except BaseException:  # the task was cancelled
+            self._state.aborted = True
+            raise
+
+    async def aclose(self) -> None:
+        self._state.aborted = self._state.aborted or not self._state.ended
+        await super().aclose()
+
+    def message(self) -> AssistantMessage:
+        return self._state.mark(super().message())
 
     async def until_done(self) -> AssistantMessage:
         async for _ in self:
             pass
         return self.message()
+
+
+class _State:
+    """Whether a stream ended (read to its end, or failed) or was aborted before."""
+
+    __slots__ = ("aborted", "ended")
+
+    def __init__(self) -> None:
+        self.ended = False
+        self.aborted = False
+
+    def mark(self, message: AssistantMessage) -> AssistantMessage:
+        if self.aborted and message.stop_reason is None:
+            return msgspec.structs.replace(message, stop_reason="aborted")
+        return message
 
 
 class AsyncStreamManager:

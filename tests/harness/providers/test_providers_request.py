@@ -388,6 +388,16 @@ def test_openai_options() -> None:
     assert compat["messages"][0] == {"role": "developer", "content": "S"}
 
 
+def test_prepare_shows_the_call_and_masks_the_key() -> None:
+    call = Anthropic(api_key="sk-secret", base_url="http://127.0.0.1:9", headers={"x-trace": "t"}).prepare(
+        Request(messages=HI, model="claude-sonnet-4-6", max_tokens=5)
+    )
+    assert call.url == "http://127.0.0.1:9/v1/messages"
+    assert call.headers["x-api-key"] == "sk-secret"
+    assert call.headers["x-trace"] == "t"
+    assert "sk-secret" not in repr(call)
+
+
 def test_gemini_url_carries_the_model_and_no_key() -> None:
     model = Gemini(api_key="secret", base_url="http://127.0.0.1:9")
     assert (

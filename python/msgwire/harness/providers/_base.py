@@ -40,9 +40,13 @@ def _join(fields: bytes, settings: dict[str, Any]) -> bytes:
     return encoded if fields == b"{}" else fields[:-1] + b"," + encoded[1:]
 
 
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+
+
 class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
-    """What a provider sends for one request: ``POST url`` with ``headers`` and the JSON
-    ``body`` (``provider.prepare(request)``, to see it without sending it)."""
+    """What a provider sends for one request: ``POST url`` with ``headers`` (the provider's,
+    its API key included; the repr masks keys) and the JSON ``body``
+    (``provider.prepare(request)``, to see it without sending it)."""
 
     url: str
     headers: dict[str, str]
@@ -50,6 +54,10 @@ class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
 
     def json(self) -> Any:
         return msgspec.json.decode(self.body)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return f"HTTPCall(url={self.url!r}, headers={shown!r}, body=<{len(self.body)} bytes>)"
 
 
 class ProviderStream(Stream):
@@ -312,7 +320,8 @@ class HTTPProvider:
         )
         settings = self._settings(request, model, stream)
         settings.update(request.extra)
-        return HTTPCall(url=self._url(model, stream), headers={}, body=_join(fields, settings))
+        body = _join(fields, settings)
+        return HTTPCall(url=self._url(model, stream), headers=dict(self.transport.headers), body=body)
 
     def _options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {**self.stream_options, **options}
@@ -387,7 +396,8 @@ class HTTPProvider:
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the HTTP client this provider made (a client you gave stays open)."""
+        """Close the HTTP client this provider made (a client you gave stays open); after
+        async calls, ``await aclose()`` (it closes both)."""
         self.transport.close()
 
     async def aclose(self) -> None:

@@ -156,9 +156,9 @@ async def _aread_error_body(response: httpx.Response) -> bytes:
 
 
 def _gave_up(dialect: str, cause: httpx.HTTPError, attempts: int) -> TransportError:
+    """No response came: the network's error (its ``__cause__``), after ``attempts`` tries."""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
-    error = TransportError(f"{dialect}: the request failed{tries}: {type(cause).__name__}: {cause}", dialect=dialect)
-    return error
+    return TransportError(f"{dialect}: the request failed{tries}: {type(cause).__name__}: {cause}", dialect=dialect)
 
 
 class Transport:

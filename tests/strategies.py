@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from msgwire import (
     AssistantMessage,
     Base64Source,
+    CacheControl,
     FileReferenceBlock,
     ImageBlock,
     MCPResourceBlock,
@@ -106,7 +107,8 @@ unknown_messages = unknown_tags(MESSAGE_CLASSES).flatmap(
 
 # --- content blocks ---------------------------------------------------------------------------
 
-text_blocks = st.builds(TextBlock, text=texts)
+cache_controls = st.builds(CacheControl, type=st.just("ephemeral"), ttl=optional(st.sampled_from(["5m", "1h"])))
+text_blocks = st.builds(TextBlock, text=texts, cache_control=optional(cache_controls))
 thinking_blocks = st.builds(ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts))
 image_sources = st.one_of(
     st.builds(UrlSource, url=texts),
@@ -127,6 +129,8 @@ image_blocks = st.builds(
     language=optional(texts),
     notice=optional(texts),
     attempts=st.integers(0, 2**32 - 1),
+    detail=st.sampled_from([None, "auto", "low", "high"]),
+    cache_control=optional(cache_controls),
 )
 file_reference_blocks = st.builds(
     FileReferenceBlock,
@@ -155,6 +159,7 @@ tool_call_blocks = st.builds(
     arguments=arguments_texts,
     approval=st.sampled_from(["pending", "approved", "denied"]),
     malformed=st.booleans(),
+    cache_control=optional(cache_controls),
 )
 
 # Known blocks by class, for tests that go through each one.
@@ -188,6 +193,7 @@ user_messages = st.builds(
     timestamp=timestamps,
     content=block_lists,
     source=st.sampled_from(["direct", "broadcast", "synthetic", "context"]),
+    name=optional(texts),
 )
 assistant_messages = st.builds(
     AssistantMessage,
@@ -202,6 +208,7 @@ assistant_messages = st.builds(
     model=optional(texts),
     provider=optional(texts),
     response_id=optional(texts),
+    name=optional(texts),
 )
 tool_result_messages = st.builds(
     ToolResultMessage,
@@ -216,6 +223,7 @@ tool_result_messages = st.builds(
     started_at=optional(timestamps),
     duration_ms=optional(finite_floats),
     structured_content=json_values,
+    cache_control=optional(cache_controls),
 )
 system_control_messages = st.builds(
     SystemControlMessage,

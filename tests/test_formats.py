@@ -44,7 +44,7 @@ from msgwire import (
     tool_result,
     user,
 )
-from msgwire.formats import from_request, to_request, to_request_json
+from msgwire.formats import convert_request, from_request, to_request, to_request_json
 from msgwire.types import LossReport, Policy, Tool
 from strategies import examples, sessions
 
@@ -86,7 +86,8 @@ def check(body: dict[str, Any], dialect: str) -> dict[str, Any]:
 
 
 def convert(source: Any, dialect: str, **options: Any) -> tuple[dict[str, Any], LossReport]:
-    body, report = to_request(source, dialect, report=True, **options)
+    converted = convert_request(source, dialect, **options)
+    body, report = converted.dict(), converted.report
     return check(body, dialect), report
 
 
@@ -502,7 +503,8 @@ def test_to_request_json_is_the_same_content(dialect: str) -> None:
     session = Session(system_prompt="s", messages=[user("a"), assistant([CALL_A]), tool_result("call_a", "b")])
     raw = to_request_json(session, dialect)
     assert msgspec.json.decode(raw) == to_request(session, dialect)
-    raw, report = to_request_json(session, dialect, report=True)
+    converted = convert_request(session, dialect)
+    raw, report = converted.body, converted.report
     assert isinstance(raw, bytes)
     assert isinstance(report, LossReport)
 

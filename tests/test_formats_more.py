@@ -44,7 +44,7 @@ from msgwire import (
     tool_result,
     user,
 )
-from msgwire.formats import MISSING_RESULT, from_request, to_request
+from msgwire.formats import MISSING_RESULT, convert_request, from_request, to_request
 from msgwire.types import LossReport, Policy, Tool
 from strategies import examples, sessions
 
@@ -176,7 +176,8 @@ def check(body: dict[str, Any], dialect: str) -> dict[str, Any]:
 
 
 def convert(source: Any, dialect: str, **options: Any) -> tuple[dict[str, Any], LossReport]:
-    body, report = to_request(source, dialect, report=True, **options)
+    converted = convert_request(source, dialect, **options)
+    body, report = converted.dict(), converted.report
     return check(body, dialect), report
 
 
@@ -547,7 +548,7 @@ def test_gemini_structured_responses_are_kept_whole() -> None:
     response = to_request(session, "gemini")["contents"][2]["parts"][0]["functionResponse"]["response"]
     assert response["count"] == 2
     # another dialect does not know the part: dropped, and the result sent empty
-    _, report = to_request(session, "anthropic", report=True)
+    report = convert_request(session, "anthropic").report
     assert (2, 0, "unknown_block", "drop") in kinds(report)
 
 
@@ -828,13 +829,15 @@ def test_responses_from_request_reads_reasoning_as_thinking() -> None:
 def test_responses_from_request_keeps_what_it_cannot_hold_whole() -> None:
     session = _responses_session("provider_items.json")
     user_blocks = session.messages[0].content  # type: ignore[union-attr]
-    assert [type(b).__name__ for b in user_blocks] == ["TextBlock", "UnknownBlock", "UnknownBlock"]
+    assert [type(b).__name__ for b in user_blocks] == ["TextBlock", "UnknownBlock", "ImageBlock"]
+    assert user_blocks[2].detail == "high"  # type: ignore[union-attr]
     made = session.messages[1]
     assert isinstance(made, AssistantMessage)
     assert [type(b).__name__ for b in made.content] == ["UnknownBlock"] * 3 + ["ToolCallBlock"]
-    # to another dialect: the items it does not know are dropped and reported
+    # to another dialect: the items it does not know are dropped and reported, the detail too
     _, report = convert(session, "gemini")
-    assert sum(1 for k in kinds(report) if k[2] == "unknown_block") == 6
+    assert sum(1 for k in kinds(report) if k[2] == "unknown_block") == 5
+    assert sum(1 for k in kinds(report) if k[2] == "image_detail") == 1
 
 
 def test_responses_from_request_string_input_and_system_messages() -> None:

@@ -623,7 +623,8 @@ def test_foreign_blocks_follow_the_policy_and_are_reported() -> None:
         provider="anthropic",
         stop_reason="end_turn",
     )
-    body, report = formats.to_response(message, "openai", report=True)
+    converted = formats.convert_response(message, "openai")
+    body, report = converted.dict(), converted.report
     assert body["choices"][0]["message"]["content"] == '<file path="a.py">\n1 | x = 1\n</file>\n\ndone'
     assert "reasoning_content" not in body["choices"][0]["message"]
     assert [(e.kind, e.action) for e in report.entries] == [("thinking", "drop"), ("file_reference", "to_text")]
@@ -637,13 +638,14 @@ def test_what_a_body_has_no_field_for_is_reported() -> None:
         stop_reason="pause",
         usage=Usage(input_tokens=5, output_tokens=2, cache_write_tokens=3),
     )
-    body, report = formats.to_response(message, "openai", report=True)
+    converted = formats.convert_response(message, "openai")
+    body, report = converted.dict(), converted.report
     assert body["choices"][0]["finish_reason"] == "stop"
     assert [(e.kind, e.action) for e in report.entries] == [
         ("cache_write_tokens", "strip"),
         ("stop_reason", "fallback"),
     ]
-    _, report = formats.to_response(message, "anthropic", report=True)
+    report = formats.convert_response(message, "anthropic").report
     assert [(e.kind, e.action) for e in report.entries] == []  # pause_turn, and cache writes have a field
 
 

@@ -83,7 +83,15 @@ from msgwire import (
     tool_result,
     user,
 )
-from msgwire.formats import DIALECTS, EMPTY_MESSAGE, MISSING_RESULT, from_request, to_request, to_request_json
+from msgwire.formats import (
+    DIALECTS,
+    EMPTY_MESSAGE,
+    MISSING_RESULT,
+    convert_request,
+    from_request,
+    to_request,
+    to_request_json,
+)
 from msgwire.types import LossReport
 from strategies import examples, sessions, tool_histories
 
@@ -430,7 +438,8 @@ MISSING = "⟂ no result ⟂"
 
 
 def _check_conversion(messages: list[Message], dialect: str, server: str | None) -> tuple[dict[str, Any], LossReport]:
-    body, report = to_request(messages, dialect, report=True, missing_result=MISSING, tool_call_ids=server)
+    converted = convert_request(messages, dialect, missing_result=MISSING, tool_call_ids=server)
+    body, report = converted.dict(), converted.report
     validate(body, dialect, server)
     # a placeholder for each call the input left without a result, reported at the call
     placeholders = [e for e in report.entries if e.action == "placeholder" and e.kind == "tool_result"]
@@ -508,7 +517,8 @@ def test_context_build_then_to_request_is_well_formed(messages: list[Message], w
 def test_a_request_read_back_is_written_again_unchanged(messages: list[Message]) -> None:
     for dialect in DIALECTS:
         body = to_request(messages, dialect)
-        again, report = to_request(from_request(body, dialect), dialect, report=True)
+        converted = convert_request(from_request(body, dialect), dialect)
+        again, report = converted.dict(), converted.report
         assert again == body
         assert not [e for e in report.entries if e.action in ("placeholder", "rewrite")]
 
@@ -529,7 +539,8 @@ def test_fixtures_are_well_formed_and_round_trip_unchanged(dialect: str, path: P
     body = json.loads(path.read_bytes())
     validate(body, dialect)
     role = "developer" if dialect == "openai" and body["messages"][0]["role"] == "developer" else "system"
-    again, report = to_request(from_request(body, dialect), dialect, system_role=role, report=True)
+    converted = convert_request(from_request(body, dialect), dialect, system_role=role)
+    again, report = converted.dict(), converted.report
     assert again == body
     assert not report
 
@@ -750,7 +761,8 @@ def test_a_second_result_for_one_call_is_dropped_and_the_first_sent() -> None:
     messages = [user("q"), assistant([call]), tool_result("call_x", "first"), tool_result("call_x", "retry")]
     for dialect, server in TARGETS:
         _check_conversion(messages, dialect, server)
-    body, report = to_request(messages, "anthropic", report=True)
+    converted = convert_request(messages, "anthropic")
+    body, report = converted.dict(), converted.report
     assert body["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "call_x", "content": "first"}]
     assert [(e.message, e.kind, e.action) for e in report.entries] == [(3, "tool_result", "drop")]
     assert "second result" in report.entries[0].reason
@@ -820,7 +832,8 @@ def test_context_build_then_to_request_opens_with_a_user_turn(messages: list[Mes
 def test_a_request_with_empty_content_read_back_is_written_again_unchanged(messages: list[Message]) -> None:
     for dialect in DIALECTS:
         body = to_request(messages, dialect)
-        again, report = to_request(from_request(body, dialect), dialect, report=True)
+        converted = convert_request(from_request(body, dialect), dialect)
+        again, report = converted.dict(), converted.report
         assert again == body
         assert not [e for e in report.entries if e.action in ("placeholder", "rewrite", "drop")]
 
@@ -985,7 +998,8 @@ def test_anthropic_prefill_ends_without_trailing_whitespace() -> None:
     """A request that ends with an assistant turn (a prefill) is continued from its last
     character; Anthropic refuses one that ends with whitespace."""
     session = Session(messages=[user("Write JSON."), assistant("Here it is:\n\n  ")])
-    body, report = to_request(session, "anthropic", report=True)
+    converted = convert_request(session, "anthropic")
+    body, report = converted.dict(), converted.report
     assert body["messages"][-1] == {"role": "assistant", "content": "Here it is:"}
     assert [(e.kind, e.action) for e in report.entries] == [("text", "strip")]
     validate(body, "anthropic")

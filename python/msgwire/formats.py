@@ -73,7 +73,7 @@ dialect unchanged (dropped for another one, by default).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, get_args, overload
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -82,13 +82,22 @@ from ._corestream import decode_message
 from .codec import dumps, loads
 from .types import (
     AssistantMessage,
+    CacheControl,
+    Converted,
+    Dialect,
+    Extra,
     LossReport,
     Message,
     Policy,
+    ProviderTool,
+    Reasoning,
+    Request,
+    ResponseFormat,
     Session,
     SystemControlMessage,
     Tool,
     ToolCallIds,
+    ToolChoice,
     ToolResultMessage,
     UnknownMessage,
     UserMessage,
@@ -100,21 +109,46 @@ __all__ = [
     "DIALECTS",
     "EMPTY_MESSAGE",
     "MISSING_RESULT",
+    "convert_request",
+    "convert_response",
     "from_request",
     "from_response",
+    "read_request",
     "to_request",
     "to_request_json",
     "to_response",
     "to_response_json",
 ]
 
-Dialect = Literal["openai", "anthropic", "ollama", "gemini", "openai-responses"]
-DIALECTS: tuple[str, ...] = ("openai", "anthropic", "ollama", "gemini", "openai-responses")
+DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
 MISSING_RESULT = "No result: this tool call was not completed."
 """The text of the error result sent for a tool call that has none (the Rust core's default)."""
 EMPTY_MESSAGE = "(empty message)"
 """The text sent for a user message that opens the conversation but has nothing to send, where
 the provider needs a user turn first (Anthropic, Gemini; the Rust core's constant)."""
+
+
+class _Settings(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What a ``Request`` holds besides its conversation and tools (the core's ``Settings``)."""
+
+    model: str | None = None
+    stream: bool | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    response_format: ResponseFormat | None = None
+    reasoning: Reasoning | None = None
+    metadata: dict[str, Any] | None = None
+    user: str | None = None
+    system_cache_control: CacheControl | None = None
+    provider_tools: list[ProviderTool] | None = None
+    extra: Extra | None = None
+
+
+_SETTINGS = tuple(f for f in _Settings.__struct_fields__)
 
 
 class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -124,15 +158,24 @@ class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
     policy: Policy | None = None
     missing_result: str | None = None
     tool_call_ids: ToolCallIds | None = None
+    settings: _Settings | None = None
 
 
 _options_encoder = msgspec.json.Encoder()
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _report_decoder = msgspec.json.Decoder(LossReport)
+_request_decoder = msgspec.json.Decoder(Request)
+
+
+def _settings(request: Request) -> _Settings | None:
+    fields = {name: getattr(request, name) for name in _SETTINGS}
+    fields["provider_tools"] = fields["provider_tools"] or None
+    settings = _Settings(**fields)
+    return settings if settings != _Settings() else None
 
 
 def _convert(
-    source: Session | Sequence[Message],
+    source: Session | Sequence[Message] | Request,
     dialect: str,
     system_prompt: str | None,
     system_role: Literal["system", "developer"],
@@ -147,10 +190,17 @@ def _convert(
         raise ValueError(f"tool_call_ids must be one of {get_args(ToolCallIds)} or None, got {tool_call_ids!r}")
     if not isinstance(missing_result, str):
         raise TypeError(f"missing_result must be a str, got {type(missing_result).__name__}")
-    data = dumps(source if isinstance(source, Session) else _messages(source))
+    settings = None
+    if isinstance(source, Request):
+        settings = _settings(source)
+        system_prompt = source.system_prompt if system_prompt is None else system_prompt
+        tools = source.tools if tools is None else tools
+        data = dumps(_messages(source.messages))
+    else:
+        data = dumps(source if isinstance(source, Session) else _messages(source))
     text = None if missing_result == MISSING_RESULT else missing_result
     options = None
-    given = (system_prompt, policy, text, tool_call_ids)
+    given = (system_prompt, policy, text, tool_call_ids, settings)
     if system_role != "system" or tools or any(option is not None for option in given):
         opts = _Options(
             system_prompt=system_prompt,
@@ -159,6 +209,7 @@ def _convert(
             policy=policy,
             missing_result=text,
             tool_call_ids=tool_call_ids,
+            settings=settings,
         )
         options = _options_encoder.encode(opts)
     return _core.to_request_json(data, dialect, options)
@@ -197,35 +248,9 @@ def _report(raw: bytes) -> LossReport:
     return _report_decoder.decode(b'{"entries":' + raw + b"}")
 
 
-@overload
-def to_request_json(
-    source: Session | Sequence[Message],
-    dialect: str,
-    *,
-    system_prompt: str | None = ...,
-    system_role: Literal["system", "developer"] = ...,
-    tools: Sequence[Tool] | None = ...,
-    policy: Policy | None = ...,
-    missing_result: str = ...,
-    tool_call_ids: ToolCallIds | None = ...,
-    report: Literal[False] = ...,
-) -> bytes: ...
-@overload
-def to_request_json(
-    source: Session | Sequence[Message],
-    dialect: str,
-    *,
-    system_prompt: str | None = ...,
-    system_role: Literal["system", "developer"] = ...,
-    tools: Sequence[Tool] | None = ...,
-    policy: Policy | None = ...,
-    missing_result: str = ...,
-    tool_call_ids: ToolCallIds | None = ...,
-    report: Literal[True],
-) -> tuple[bytes, LossReport]: ...
-def to_request_json(
-    source: Session | Sequence[Message],
-    dialect: str,
+def convert_request(
+    source: Session | Sequence[Message] | Request,
+    dialect: Dialect,
     *,
     system_prompt: str | None = None,
     system_role: Literal["system", "developer"] = "system",
@@ -233,53 +258,29 @@ def to_request_json(
     policy: Policy | None = None,
     missing_result: str = MISSING_RESULT,
     tool_call_ids: ToolCallIds | None = None,
-    report: bool = False,
-) -> bytes | tuple[bytes, LossReport]:
-    """The request-body fields of ``source`` for ``dialect``, as JSON bytes (written in Rust).
+) -> Converted:
+    """The request body of ``source`` for ``dialect`` (written in Rust) with the report of every
+    lossy step: ``Converted(body, report)``, ``.dict()`` the body decoded.
 
-    ``source`` is a ``Session`` or a list of messages; ``system_prompt`` replaces the session's
-    (it is the system prompt of a message list). ``system_role`` is ``"developer"`` to send the
-    system prompt as an OpenAI developer message. ``missing_result`` is the text of the error
-    result sent for a tool call without one (the last assistant message's calls too: see the
-    module documentation); ``tool_call_ids`` names the id rule of the server behind the
+    ``source`` is a ``Session``, a list of messages, or a whole ``Request`` (its tools and
+    settings written too: model, sampling, limits, tool choice, structured output, reasoning,
+    metadata; each setting the dialect cannot carry is in the report, with ``message=None``).
+    ``system_prompt`` and ``tools`` replace the source's. ``system_role`` is ``"developer"`` to
+    send the system prompt as an OpenAI developer message. ``missing_result`` is the text of the
+    error result sent for a tool call without one (the last assistant message's calls too: see
+    the module documentation); ``tool_call_ids`` names the id rule of the server behind the
     dialect when it is stricter (``"mistral"`` for Mistral's OpenAI-compatible API,
-    ``"anthropic"`` for a proxy to Claude). With ``report=True``, returns ``(body, LossReport)``.
-    Raises ``ValueError`` for an unknown or unsupported dialect, and ``DecodeError`` when the
-    conversion is refused (``Policy(malformed_arguments="error")``).
+    ``"anthropic"`` for a proxy to Claude). Raises ``ValueError`` for an unknown dialect,
+    ``TypeError`` for a source of another kind, and ``DecodeError`` when the conversion is
+    refused (``Policy(malformed_arguments="error")``).
     """
     body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
-    return (body, _report(losses)) if report else body
+    return Converted(body=body, report=_report(losses))
 
 
-@overload
-def to_request(
-    source: Session | Sequence[Message],
-    dialect: str,
-    *,
-    system_prompt: str | None = ...,
-    system_role: Literal["system", "developer"] = ...,
-    tools: Sequence[Tool] | None = ...,
-    policy: Policy | None = ...,
-    missing_result: str = ...,
-    tool_call_ids: ToolCallIds | None = ...,
-    report: Literal[False] = ...,
-) -> dict[str, Any]: ...
-@overload
-def to_request(
-    source: Session | Sequence[Message],
-    dialect: str,
-    *,
-    system_prompt: str | None = ...,
-    system_role: Literal["system", "developer"] = ...,
-    tools: Sequence[Tool] | None = ...,
-    policy: Policy | None = ...,
-    missing_result: str = ...,
-    tool_call_ids: ToolCallIds | None = ...,
-    report: Literal[True],
-) -> tuple[dict[str, Any], LossReport]: ...
-def to_request(
-    source: Session | Sequence[Message],
-    dialect: str,
+def to_request_json(
+    source: Session | Sequence[Message] | Request,
+    dialect: Dialect,
     *,
     system_prompt: str | None = None,
     system_role: Literal["system", "developer"] = "system",
@@ -287,30 +288,60 @@ def to_request(
     policy: Policy | None = None,
     missing_result: str = MISSING_RESULT,
     tool_call_ids: ToolCallIds | None = None,
-    report: bool = False,
-) -> dict[str, Any] | tuple[dict[str, Any], LossReport]:
-    """``to_request_json`` decoded: a dict to pass as keyword arguments to the provider's SDK."""
-    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
-    decoded = _dict_decoder.decode(body)
-    return (decoded, _report(losses)) if report else decoded
+) -> bytes:
+    """``convert_request(...).body``: the request body as JSON bytes (without the report)."""
+    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
+    return body
 
 
-def from_request(body: dict[str, Any] | bytes | str, dialect: str) -> Session:
+def to_request(
+    source: Session | Sequence[Message] | Request,
+    dialect: Dialect,
+    *,
+    system_prompt: str | None = None,
+    system_role: Literal["system", "developer"] = "system",
+    tools: Sequence[Tool] | None = None,
+    policy: Policy | None = None,
+    missing_result: str = MISSING_RESULT,
+    tool_call_ids: ToolCallIds | None = None,
+) -> dict[str, Any]:
+    """``convert_request(...).dict()``: the request body as a dict, to pass as keyword arguments
+    to the provider's SDK."""
+    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
+    return _dict_decoder.decode(body)
+
+
+def _body_bytes(body: object, purpose: str) -> bytes:
+    if isinstance(body, dict):
+        return msgspec.json.encode(body)
+    if isinstance(body, str):
+        return body.encode()
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body)
+    if isinstance(body, list):
+        raise TypeError(f"{purpose} takes a request body (a dict), got a list: pass {{'messages': [...]}}")
+    raise TypeError(f"{purpose} takes a request body (a dict, JSON bytes or str), got {type(body).__name__}")
+
+
+def read_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Request:
+    """The whole request in a body of ``dialect``: the conversation as ``from_request`` reads it,
+    the tools, and every setting (model, sampling, limits, tool choice, structured output,
+    reasoning, metadata, Anthropic's cache breakpoints, an image's ``detail``, a message's
+    ``name``). Fields msgwire has no place for are kept in ``Request.extra`` with the dialect,
+    and written back by ``to_request`` to the same dialect: ``to_request(read_request(body, d),
+    d) == body`` for the bodies msgwire writes."""
+    data = _body_bytes(body, "read_request")
+    return _request_decoder.decode(_core.from_request_json(data, dialect))
+
+
+def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Session:
     """The conversation in a request body of ``dialect`` (``messages``, ``contents`` or ``input``,
     and the system prompt where the dialect keeps it apart) as a ``Session``. A request holds no
     ids or times: the session and its messages get fresh ones. Assistant messages get
     ``provider`` set to the dialect's provider, so their thinking is native when sent back to it.
-    Raises ``DecodeError`` (with ``offset`` into the JSON) for a body of the wrong shape."""
-    if isinstance(body, dict):
-        data = msgspec.json.encode(body)
-    elif isinstance(body, str):
-        data = body.encode()
-    elif isinstance(body, (bytes, bytearray, memoryview)):
-        data = bytes(body)
-    elif isinstance(body, list):
-        raise TypeError("from_request takes a request body (a dict), got a list: pass {'messages': [...]}")
-    else:
-        raise TypeError(f"from_request takes a request body (a dict, JSON bytes or str), got {type(body).__name__}")
+    Raises ``DecodeError`` (with ``offset`` into the JSON) for a body of the wrong shape. The rest
+    of the request (tools, settings) is read by ``read_request``."""
+    data = _body_bytes(body, "from_request")
     return loads(_core.from_request_json(data, dialect))
 
 
@@ -332,53 +363,37 @@ class _ResponseOptions(msgspec.Struct, kw_only=True, omit_defaults=True):
     policy: Policy | None = None
 
 
-def _to_response(message: AssistantMessage, dialect: str, policy: Policy | None) -> tuple[bytes, bytes]:
+def _to_response(message: AssistantMessage, dialect: Dialect, policy: Policy | None) -> tuple[bytes, bytes]:
     if not isinstance(message, AssistantMessage):
         raise TypeError(f"a response holds an AssistantMessage, got {type(message).__name__}")
     options = None if policy is None else _options_encoder.encode(_ResponseOptions(policy=policy))
     return _core.to_response_json(dumps(message), dialect, options)
 
 
-@overload
-def to_response_json(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[False] = ...
-) -> bytes: ...
-@overload
-def to_response_json(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[True]
-) -> tuple[bytes, LossReport]: ...
-def to_response_json(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = None, report: bool = False
-) -> bytes | tuple[bytes, LossReport]:
-    """The complete non-streamed response body of ``dialect`` for ``message``, as JSON bytes
-    (written in Rust): what the provider's API returns for a call without ``stream``.
+def convert_response(message: AssistantMessage, dialect: Dialect, *, policy: Policy | None = None) -> Converted:
+    """The complete non-streamed response body of ``dialect`` for ``message`` (written in Rust),
+    with the report of every lossy step: ``Converted(body, report)``.
 
     The body's id is the message's ``response_id`` (else one made from its id), the stop reason
     the provider's own ``raw_stop_reason`` when it means the message's ``stop_reason`` (else the
     dialect's value for it), and blocks the dialect cannot carry follow ``policy`` as in a
-    request (thinking of another provider is dropped by default). With ``report=True``, returns
-    ``(body, LossReport)``. Raises ``ValueError`` for an unknown dialect, ``TypeError`` for
-    another kind of message, and ``DecodeError`` when the policy refuses the conversion."""
+    request (thinking of another provider is dropped by default). Raises ``ValueError`` for an
+    unknown dialect, ``TypeError`` for another kind of message, and ``DecodeError`` when the
+    policy refuses the conversion."""
     body, losses = _to_response(message, dialect, policy)
-    return (body, _report(losses)) if report else body
+    return Converted(body=body, report=_report(losses))
 
 
-@overload
-def to_response(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[False] = ...
-) -> dict[str, Any]: ...
-@overload
-def to_response(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = ..., report: Literal[True]
-) -> tuple[dict[str, Any], LossReport]: ...
-def to_response(
-    message: AssistantMessage, dialect: str, *, policy: Policy | None = None, report: bool = False
-) -> dict[str, Any] | tuple[dict[str, Any], LossReport]:
-    """``to_response_json`` decoded: the response as a dict, ready for the provider SDK's own
+def to_response_json(message: AssistantMessage, dialect: Dialect, *, policy: Policy | None = None) -> bytes:
+    """``convert_response(...).body``: what the provider's API returns for a call without
+    ``stream``, as JSON bytes."""
+    return _to_response(message, dialect, policy)[0]
+
+
+def to_response(message: AssistantMessage, dialect: Dialect, *, policy: Policy | None = None) -> dict[str, Any]:
+    """``convert_response(...).dict()``: the response as a dict, ready for the provider SDK's own
     types (``openai.types.chat.ChatCompletion.model_validate(to_response(m, "openai"))``)."""
-    body, losses = _to_response(message, dialect, policy)
-    decoded = _dict_decoder.decode(body)
-    return (decoded, _report(losses)) if report else decoded
+    return _dict_decoder.decode(_to_response(message, dialect, policy)[0])
 
 
 def _response_bytes(body: Any) -> bytes:
@@ -397,7 +412,7 @@ def _response_bytes(body: Any) -> bytes:
     raise TypeError(f"a response body is a dict, bytes, str or an SDK model object, got {type(body).__name__}")
 
 
-def from_response(body: dict[str, Any] | bytes | str | Any, dialect: str) -> AssistantMessage:
+def from_response(body: dict[str, Any] | bytes | str | Any, dialect: Dialect) -> AssistantMessage:
     """The assistant message in a non-streamed response of ``dialect``: a dict, JSON bytes or
     text, or the SDK's own object (``from_response(client.chat.completions.create(...),
     "openai")``, read through its ``model_dump_json()``).

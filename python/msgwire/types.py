@@ -28,11 +28,15 @@ __all__ = [
     "Approval",
     "AssistantMessage",
     "Base64Source",
+    "CacheControl",
     "ContentBlock",
     "Context",
+    "Converted",
     "Diagnostic",
+    "Dialect",
     "EncouragementCounter",
     "Event",
+    "Extra",
     "FileReferenceBlock",
     "FileStatus",
     "ImageBlock",
@@ -44,11 +48,15 @@ __all__ = [
     "Message",
     "MessageEnd",
     "MessageStart",
+    "NamedTool",
     "PathSource",
     "Policy",
+    "ProviderTool",
+    "Reasoning",
     "RecognitionMode",
     "Replay",
     "Request",
+    "ResponseFormat",
     "Session",
     "StopReason",
     "TextBlock",
@@ -61,6 +69,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallIds",
+    "ToolChoice",
     "ToolError",
     "ToolResultMessage",
     "ToolStatus",
@@ -196,8 +205,19 @@ class UnknownMessage(_Raw):
 # --- content blocks -------------------------------------------------------------------------
 
 
+class CacheControl(_Plain, frozen=True, kw_only=True):
+    """A prompt-caching breakpoint (Anthropic's ``cache_control``): the prefix of the request up
+    to the block that carries it is cached. Other dialects have no per-block hint (OpenAI and
+    Gemini cache prefixes on their own): it is reported as dropped there."""
+
+    type: str = "ephemeral"
+    ttl: str | None = None
+    """How long the cache lives (``"5m"``, ``"1h"``)."""
+
+
 class TextBlock(_Tagged, tag="text", frozen=True, kw_only=True):
     text: str
+    cache_control: CacheControl | None = None
 
 
 class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
@@ -242,6 +262,9 @@ class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
     notice: str | None = None
     """What the recognizer wants the user to know (vision unavailable, fell back to OCR, ...)."""
     attempts: int = 0
+    detail: Literal["auto", "low", "high"] | None = None
+    """How closely the model looks (OpenAI's ``detail``)."""
+    cache_control: CacheControl | None = None
 
 
 class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=True):
@@ -279,6 +302,7 @@ class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     arguments: str = _NO_ARGUMENTS
     approval: Approval = "pending"
     malformed: bool = False
+    cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
         # omit_defaults compares by identity: an equal "{}" (decoded, or built at run time) must
@@ -340,6 +364,8 @@ class _Message(_Tagged, frozen=True, kw_only=True):
 class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     source: UserSource = "direct"
+    name: str | None = None
+    """The participant's name (OpenAI Chat's ``name``)."""
 
 
 class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
@@ -350,6 +376,8 @@ class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
     model: str | None = None
     provider: str | None = None
     response_id: str | None = None
+    name: str | None = None
+    """The participant's name (OpenAI Chat's ``name``)."""
 
     @property
     def tool_calls(self) -> list[ToolCallBlock]:
@@ -372,6 +400,7 @@ class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
     structured_content: Any = None
     """The tool's output as JSON when it returned a value (kept whole; ``content`` is what the
     model is sent)."""
+    cache_control: CacheControl | None = None
 
 
 class SystemControlMessage(_Message, tag="system_control", frozen=True, kw_only=True):
@@ -462,20 +491,11 @@ def _fork(message: Message) -> Message:
     return msgspec.structs.replace(message, content=list(message.content))
 
 
-class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """What one model call sends, before a dialect shapes it (request-level validation)."""
-
-    model: str
-    messages: list[Message] = msgspec.field(default_factory=list)
-    system_prompt: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    stop: list[str] | None = None
-    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
 # --- request formats (what msgwire.formats writes) ------------------------------------------
+
+Dialect = Literal["openai", "anthropic", "ollama", "gemini", "openai-responses"]
+"""A wire dialect: OpenAI Chat Completions (and compatible servers), Anthropic Messages, Ollama's
+native API, Gemini ``generateContent``, OpenAI Responses."""
 
 Replay = Literal["keep", "to_text", "drop"]
 LossAction = Literal["drop", "to_text", "strip", "fallback", "placeholder", "rewrite"]
@@ -497,13 +517,98 @@ class Tool(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A tool the model may call: ``parameters`` is the JSON Schema of its arguments.
 
     ``msgwire.formats.to_request(..., tools=[...])`` writes it as each dialect declares tools:
-    OpenAI ``{"type": "function", "function": {name, description, parameters}}``, Anthropic
-    ``{name, description, input_schema}``.
+    OpenAI ``{"type": "function", "function": {name, description, parameters, strict}}``,
+    Anthropic ``{name, description, input_schema, cache_control}``, Gemini
+    ``functionDeclarations``. ``strict`` (OpenAI Chat and Responses) and ``cache_control``
+    (Anthropic) are reported as dropped where the dialect has no such field.
     """
 
     name: str
     description: str = ""
     parameters: dict[str, Any] = msgspec.field(default_factory=_object_schema)
+    strict: bool | None = None
+    cache_control: CacheControl | None = None
+
+
+class NamedTool(msgspec.Struct, frozen=True, kw_only=True):
+    """``tool_choice=NamedTool(name="get_weather")``: the model must call this tool."""
+
+    name: str
+
+
+ToolChoice = Union[Literal["auto", "none", "required"], NamedTool]
+"""Which tool the model uses: ``auto`` (it decides), ``none``, ``required`` (some tool: Anthropic's
+``any``, Gemini's ``ANY``), or one tool by name."""
+
+
+class ResponseFormat(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Structured output: ``type`` ``text``, ``json_object`` (any JSON object) or ``json_schema``
+    (JSON that follows ``schema``; ``name``, ``description`` and ``strict`` where the dialect
+    takes them)."""
+
+    type: Literal["text", "json_object", "json_schema"]
+    name: str | None = None
+    description: str | None = None
+    schema: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class Reasoning(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How much the model reasons: an ``effort`` (OpenAI, Gemini 3's ``thinkingLevel``, Ollama,
+    Anthropic's adaptive thinking), a ``budget_tokens`` (Anthropic, Gemini 2.5), or off
+    (``enabled=False``); ``summary`` asks for the reasoning text back (Responses' ``summary``,
+    Gemini's ``includeThoughts``). A dialect given the other form gets the closest one, reported."""
+
+    enabled: bool | None = None
+    effort: str | None = None
+    budget_tokens: int | None = None
+    summary: str | None = None
+
+
+class ProviderTool(msgspec.Struct, frozen=True, kw_only=True):
+    """A provider's own tool that is not a function (Anthropic's ``web_search_20250305``, the
+    Responses API's ``web_search``, Gemini's ``googleSearch``), kept whole for its dialect."""
+
+    dialect: str
+    tool: dict[str, Any]
+
+
+class Extra(msgspec.Struct, frozen=True, kw_only=True):
+    """Body fields of one dialect that msgwire has no canonical place for (``seed``, ``top_k``,
+    ``safetySettings``...): written back to that dialect, reported as dropped for any other."""
+
+    dialect: str
+    fields: dict[str, Any]
+
+
+class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A whole model request, before a dialect shapes it: the conversation, the tools and every
+    setting (``formats.read_request`` reads one from any dialect's body, ``formats.to_request``
+    writes one; ``msgwire.validate`` checks the universal rules).
+
+    ``model`` may be left out where it travels elsewhere (Gemini's URL, a provider's default).
+    """
+
+    model: str | None = None
+    messages: list[Message] = msgspec.field(default_factory=list)
+    system_prompt: str | None = None
+    tools: list[Tool] = msgspec.field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
+    response_format: ResponseFormat | None = None
+    parallel_tool_calls: bool | None = None
+    reasoning: Reasoning | None = None
+    metadata: dict[str, Any] | None = None
+    """Sent as the provider's request metadata (OpenAI, Responses; Anthropic's holds only a user id)."""
+    user: str | None = None
+    stream: bool | None = None
+    system_cache_control: CacheControl | None = None
+    """A cache breakpoint on the system prompt (Anthropic)."""
+    provider_tools: list[ProviderTool] = msgspec.field(default_factory=list)
+    extra: Extra | None = None
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -544,11 +649,13 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 class Loss(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One lossy step of a request conversion: ``message`` indexes the input messages,
-    ``block`` that message's content (``None`` for the message itself). A placeholder result is
+    ``block`` that message's content (``None`` for the message itself); ``message`` is ``None``
+    for a step of the request's settings (``kind`` names the setting: ``temperature``,
+    ``tool_choice``, ``reasoning``, ``setting`` for an extra field...). A placeholder result is
     reported at its call (``kind="tool_result"``, ``action="placeholder"``), a replaced id too
     (``kind="tool_call_id"``, ``action="rewrite"``)."""
 
-    message: int
+    message: int | None
     block: int | None
     kind: str
     action: LossAction
@@ -569,6 +676,22 @@ class LossReport(msgspec.Struct, frozen=True, kw_only=True):
 
     def by_kind(self, kind: str) -> list[Loss]:
         return [e for e in self.entries if e.kind == kind]
+
+
+class Converted(msgspec.Struct, frozen=True, kw_only=True):
+    """A body written by ``formats.convert_request`` / ``convert_response``: the JSON bytes and
+    the report of every lossy step."""
+
+    body: bytes
+    report: LossReport
+
+    def dict(self) -> dict[str, Any]:
+        """The body decoded."""
+        decoded: dict[str, Any] = msgspec.json.decode(self.body)
+        return decoded
+
+    def json(self) -> bytes:
+        return self.body
 
 
 # --- context (what msgwire.context.build sends) -------------------------------------------

@@ -115,7 +115,8 @@ def test_a_resource_in_a_tool_result_goes_but_the_result_stays() -> None:
     assert [type(m) for m in pruned.messages] == [type(m) for m in history]
     assert pruned.messages[1] is history[1]
     msgwire.validate(pruned.messages)
-    body, report = formats.to_request(pruned.messages, "anthropic", report=True)
+    converted = formats.convert_request(pruned.messages, "anthropic")
+    body, report = converted.dict(), converted.report
     assert not report.by_kind("tool_result")  # no placeholder: the result is still there
     assert body["messages"][2]["content"][0]["content"] == "(MCP resource a://doc from docs left out: token budget)"
 

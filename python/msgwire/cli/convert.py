@@ -1,9 +1,10 @@
 """``msgwire convert IN --to D2``: a session or a request body, from one format to another.
 
 Formats: ``canonical`` (msgwire's session envelope; legacy shapes are read too) and every
-request dialect of ``msgwire.formats``. A body of another dialect goes through the canonical
-session (``formats.from_request``, then ``formats.to_request_json``); every lossy step of the
-way out is listed on standard error (the loss report). The input format is detected when
+request dialect of ``msgwire.formats``. A body goes through the whole canonical request
+(``formats.read_request``, then ``formats.convert_request``): tools, tool choice, sampling,
+limits, structured output, reasoning and metadata are carried where the target has them; every
+lossy step of the way out is listed on standard error (the loss report). The input format is detected when
 ``--from`` is absent (see ``detect.request_kind``). The result goes to ``-o FILE`` or standard
 output, as the compact JSON msgwire writes (indented and coloured on a terminal).
 
@@ -18,8 +19,8 @@ import json
 
 from ..codec import dumps, loads
 from ..errors import DecodeError
-from ..formats import DIALECTS, from_request, to_request_json
-from ..types import LossReport, Session
+from ..formats import DIALECTS, convert_request, read_request
+from ..types import Loss, LossReport, Request, Session
 from .detect import request_kind
 from .inputs import read_all, write_output
 from .render import console, loss_table
@@ -28,25 +29,38 @@ CANONICAL = "canonical"
 FORMATS: tuple[str, ...] = (CANONICAL, *DIALECTS)
 
 
-def read_session(data: bytes, kind: str) -> Session:
-    """The conversation of ``data`` read as ``kind`` (``canonical`` or a request dialect)."""
+def read_input(data: bytes, kind: str) -> Request:
+    """The request of ``data`` read as ``kind`` (``canonical``: a session, its conversation only)."""
     if kind == CANONICAL:
         session = loads(data)
         if not isinstance(session, Session):
             raise DecodeError(f"expected a session, got one {type(session).__name__}", path="$")
-        return session
-    return from_request(data, kind)
+        return Request(messages=session.messages, system_prompt=session.system_prompt)
+    return read_request(data, kind)  # type: ignore[arg-type]  # one of DIALECTS (argparse choices)
 
 
-def write_format(session: Session, target: str) -> tuple[bytes, LossReport]:
-    """``session`` as ``target``, with the loss report of the conversion (empty for canonical)."""
+def _settings_dropped(request: Request) -> LossReport:
+    """A session envelope keeps the conversation: every setting of the request is reported."""
+    empty = Request()
+    entries = [
+        Loss(message=None, block=None, kind=name, action="drop", reason="a canonical session keeps no request settings")
+        for name in request.__struct_fields__
+        if name not in ("messages", "system_prompt") and getattr(request, name) != getattr(empty, name)
+    ]
+    return LossReport(entries=entries)
+
+
+def write_format(request: Request, target: str) -> tuple[bytes, LossReport]:
+    """``request`` as ``target``, with the loss report of the conversion."""
     if target == CANONICAL:
-        return dumps(session), LossReport()
-    return to_request_json(session, target, report=True)
+        session = Session(messages=request.messages, system_prompt=request.system_prompt)
+        return dumps(session), _settings_dropped(request)
+    converted = convert_request(request, target)  # type: ignore[arg-type]  # one of DIALECTS
+    return converted.body, converted.report
 
 
-def convert(data: bytes, source: str | None, target: str) -> tuple[bytes, LossReport, Session, str]:
-    """The converted bytes, the loss report, the session in between and the input's format."""
+def convert(data: bytes, source: str | None, target: str) -> tuple[bytes, LossReport, Request, str]:
+    """The converted bytes, the loss report, the request in between and the input's format."""
     if source is None:
         try:
             body = json.loads(data)
@@ -55,9 +69,9 @@ def convert(data: bytes, source: str | None, target: str) -> tuple[bytes, LossRe
         except UnicodeDecodeError as exc:
             raise DecodeError(f"the input is not UTF-8 (byte {exc.start})", offset=exc.start) from None
         source = request_kind(body)
-    session = read_session(data, source)
-    out, losses = write_format(session, target)
-    return out, losses, session, source
+    request = read_input(data, source)
+    out, losses = write_format(request, target)
+    return out, losses, request, source
 
 
 def run(args: argparse.Namespace) -> int:

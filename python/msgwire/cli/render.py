@@ -197,8 +197,8 @@ def loss_table(report: LossReport, messages: Sequence[Message] | None = None, ti
     table.add_column("action", style="yellow")
     table.add_column("reason")
     for loss in report.entries:
-        where = str(loss.message)
-        if messages is not None and loss.message < len(messages):
+        where = "request" if loss.message is None else str(loss.message)
+        if messages is not None and loss.message is not None and loss.message < len(messages):
             where += f" ({messages[loss.message].type})"
         table.add_row(where, "" if loss.block is None else str(loss.block), loss.kind, loss.action, loss.reason)
     return table

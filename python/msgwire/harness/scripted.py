@@ -49,7 +49,7 @@ import msgspec
 from ..formats import to_response_json
 from ..stream import assemble
 from ..transcode import transcode
-from ..types import AssistantMessage, ContentBlock, Policy, TextBlock, ToolCallBlock, Usage
+from ..types import AssistantMessage, ContentBlock, Dialect, Policy, TextBlock, ToolCallBlock, Usage
 
 __all__ = [
     "Received",
@@ -100,7 +100,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
 
     message: AssistantMessage | None = None
     recorded: bytes | None = None
-    recorded_dialect: str | None = None
+    recorded_dialect: Dialect | None = None
     status: int = 200
     error_type: str | None = None
     error_message: str | None = None
@@ -149,7 +149,7 @@ def reply(
     return Reply(message=message, **delivery)
 
 
-def recorded(data: bytes, dialect: str, **delivery: Any) -> Reply:
+def recorded(data: bytes, dialect: Dialect, **delivery: Any) -> Reply:
     """A recorded stream of ``dialect``, served as it is to a client of that dialect (else
     transcoded to the client's, or assembled for a non-streamed request)."""
     return Reply(recorded=data, recorded_dialect=dialect, **delivery)
@@ -175,7 +175,7 @@ def drop() -> Reply:
     return Reply(drop=True)
 
 
-def stream_bytes(message: AssistantMessage, dialect: str) -> bytes:
+def stream_bytes(message: AssistantMessage, dialect: Dialect) -> bytes:
     """``message`` as a complete stream of ``dialect``, written by msgwire: one Gemini event
     (``to_response_json``: a Gemini response is one event of its stream), transcoded."""
     if dialect == "ollama":
@@ -215,7 +215,14 @@ class Received:
         return msgspec.json.decode(self.body)
 
 
-def _route(method: str, path: str, body: bytes) -> tuple[str | None, bool, str | None]:
+_SUFFIXES: tuple[tuple[str, Dialect], ...] = (
+    ("/chat/completions", "openai"),
+    ("/responses", "openai-responses"),
+    ("/messages", "anthropic"),
+)
+
+
+def _route(method: str, path: str, body: bytes) -> tuple[Dialect | None, bool, str | None]:
     """The dialect, streamed or not, and model of a request."""
     route = path.partition("?")[0]
     try:
@@ -226,11 +233,7 @@ def _route(method: str, path: str, body: bytes) -> tuple[str | None, bool, str |
     model = data.get("model") if isinstance(data.get("model"), str) else None
     if method != "POST":
         return None, False, None
-    for suffix, dialect in (
-        ("/chat/completions", "openai"),
-        ("/responses", "openai-responses"),
-        ("/messages", "anthropic"),
-    ):
+    for suffix, dialect in _SUFFIXES:
         if route.endswith(suffix):
             return dialect, bool(data.get("stream")), model
     if route.endswith("/api/chat"):
@@ -406,7 +409,7 @@ class ScriptedServer:
                 return self._replies.pop(0)
         return Reply(status=400, error_type="script_exhausted", error_message="the script has no reply left")
 
-    def _serve(self, handler: _Handler, record: Received, dialect: str, answer: Reply) -> None:
+    def _serve(self, handler: _Handler, record: Received, dialect: Dialect, answer: Reply) -> None:
         if answer.drop:
             handler.close_connection = True
             handler.connection.shutdown(socket.SHUT_RDWR)
@@ -427,7 +430,7 @@ class ScriptedServer:
         handler.end_headers()
         self._send_body(handler, record, dialect, answer, data)
 
-    def _body(self, record: Received, dialect: str, answer: Reply) -> bytes:
+    def _body(self, record: Received, dialect: Dialect, answer: Reply) -> bytes:
         if answer.recorded is not None:
             source = answer.recorded_dialect or dialect
             if not record.stream:

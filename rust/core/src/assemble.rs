@@ -236,7 +236,7 @@ impl Builder {
     pub fn open_text(&mut self) -> usize {
         match self.message.content.last() {
             Some(Block::Text(_)) => self.message.content.len() - 1,
-            _ => self.push_block(Block::Text(TextBlock { text: String::new() })),
+            _ => self.push_block(Block::Text(TextBlock { text: String::new(), cache_control: None })),
         }
     }
 
@@ -250,7 +250,7 @@ impl Builder {
 
     /// A new, empty text block even when the last block is text (a provider's block boundary).
     pub fn new_text(&mut self) -> usize {
-        self.push_block(Block::Text(TextBlock { text: String::new() }))
+        self.push_block(Block::Text(TextBlock { text: String::new(), cache_control: None }))
     }
 
     /// A new, empty thinking block even when the last block is thinking.
@@ -352,6 +352,7 @@ impl Builder {
             arguments: String::new(),
             approval: crate::canonical::Approval::Pending,
             malformed: false,
+            cache_control: None,
         };
         let index = self.push_block(Block::ToolCall(block));
         if self.tools.len() <= index {

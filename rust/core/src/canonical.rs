@@ -54,6 +54,9 @@ pub struct UserMessage {
     pub content: Vec<Block>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub source: UserSource,
+    /// The participant's name (OpenAI Chat's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -74,6 +77,9 @@ pub struct AssistantMessage {
     pub provider: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The participant's name (OpenAI Chat's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -99,6 +105,8 @@ pub struct ToolResultMessage {
     /// `content` says it to the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,6 +159,20 @@ pub enum Block {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextBlock {
     pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
+/// A prompt-caching breakpoint (Anthropic's `cache_control`): the prefix up to this block is cached.
+/// Canonical JSON leaves out the one type there is (`ephemeral`); a provider body has it (see
+/// `request::anthropic::cache_wire`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheControl {
+    #[serde(rename = "type", default = "ephemeral", skip_serializing_if = "is_ephemeral")]
+    pub kind: String,
+    /// How long the cache lives (`5m`, `1h`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,6 +213,11 @@ pub struct ImageBlock {
     pub notice: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub attempts: u32,
+    /// How closely the model looks (OpenAI's `detail`: `auto`, `low`, `high`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,6 +282,8 @@ pub struct ToolCallBlock {
     pub approval: Approval,
     #[serde(default, skip_serializing_if = "is_default")]
     pub malformed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
 }
 
 /// A closed set of strings, written in `snake_case`; the `#[default]` one is left out when written.
@@ -326,6 +355,14 @@ fn is_true(value: &bool) -> bool {
 
 fn yes() -> bool {
     true
+}
+
+fn ephemeral() -> String {
+    "ephemeral".to_owned()
+}
+
+fn is_ephemeral(kind: &str) -> bool {
+    kind == "ephemeral"
 }
 
 fn empty_object() -> String {

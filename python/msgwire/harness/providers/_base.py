@@ -14,7 +14,7 @@ import msgspec
 from ...errors import ProviderError, StreamError, TransportError, ValidationError
 from ...formats import from_response, to_request_json
 from ...stream import AsyncStream, Stream
-from ...types import AssistantMessage, Event, ImageBlock, PathSource, ToolResultMessage, UserMessage
+from ...types import AssistantMessage, Dialect, Event, ImageBlock, PathSource, ToolResultMessage, UserMessage
 from ._http import AsyncBody, AsyncClient, Body, Client, Retry, Timeout, Transport, request_id
 from .capabilities import Capabilities, lookup
 from .request import Problems, Request
@@ -199,7 +199,7 @@ class HTTPProvider:
     ``stream_options`` (``msgwire.Stream`` options for every stream: ``partial_args``, limits).
     """
 
-    dialect: ClassVar[str]
+    dialect: ClassVar[Dialect]
     env_api_key: ClassVar[tuple[str, ...]] = ()
     env_base_url: ClassVar[str | None] = None
     default_base_url: ClassVar[str]

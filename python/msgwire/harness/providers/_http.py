@@ -26,6 +26,7 @@ import msgspec
 
 from ...errors import DecodeError, ProviderError, TransportError
 from ...formats import from_response
+from ...types import Dialect
 
 __all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport"]
 
@@ -99,7 +100,7 @@ def request_id(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def http_error(response: httpx.Response, body: bytes, dialect: str) -> ProviderError:
+def http_error(response: httpx.Response, body: bytes, dialect: Dialect) -> ProviderError:
     """The ``ProviderError`` of an HTTP error response: the provider's error type and message
     read by ``msgwire.from_response`` (the dialect's error body), else the start of the body."""
     error_type: str | None = None
@@ -168,7 +169,7 @@ class Transport:
     def __init__(
         self,
         *,
-        dialect: str,
+        dialect: Dialect,
         headers: Mapping[str, str],
         timeout: float | httpx.Timeout | None,
         retry: Retry,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from ...types import Dialect
 from ._base import HTTPProvider
 from .capabilities import Capabilities
 from .request import Problems, Request
@@ -28,7 +29,7 @@ class Anthropic(HTTPProvider):
     budget is at least 1024 tokens and below ``max_tokens``, and thinking goes with neither
     ``temperature``, a ``top_p`` below 0.95, nor a forced tool."""
 
-    dialect: ClassVar[str] = "anthropic"
+    dialect: ClassVar[Dialect] = "anthropic"
     env_api_key: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY",)
     env_base_url: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"

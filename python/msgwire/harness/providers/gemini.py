@@ -7,6 +7,7 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from ...types import Dialect
 from ._base import HTTPProvider
 from .capabilities import Capabilities
 from .request import Problems, Request
@@ -23,7 +24,7 @@ class Gemini(HTTPProvider):
     thoughts included in the reply. ``GOOGLE_API_KEY`` wins over ``GEMINI_API_KEY`` when both
     are set, as in Google's SDK."""
 
-    dialect: ClassVar[str] = "gemini"
+    dialect: ClassVar[Dialect] = "gemini"
     env_api_key: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     env_base_url: ClassVar[str | None] = "GEMINI_BASE_URL"
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com"

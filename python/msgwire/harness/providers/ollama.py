@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ...types import Dialect
 from ._base import HTTPProvider
 from .capabilities import Capabilities
 from .request import Problems, Request
@@ -18,7 +19,7 @@ class Ollama(HTTPProvider):
     token when set, for Ollama's cloud). Settings go in ``options`` (``num_predict``,
     ``temperature``, ``top_p``, ``stop``); ``thinking`` is an effort, sent as ``think``."""
 
-    dialect: ClassVar[str] = "ollama"
+    dialect: ClassVar[Dialect] = "ollama"
     env_api_key: ClassVar[tuple[str, ...]] = ("OLLAMA_API_KEY",)
     env_base_url: ClassVar[str | None] = "OLLAMA_HOST"
     default_base_url: ClassVar[str] = "http://127.0.0.1:11434"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from ...types import ToolCallIds
+from ...types import Dialect, ToolCallIds
 from ._base import HTTPProvider
 from .capabilities import Capabilities
 from .request import Problems, Request
@@ -29,7 +29,7 @@ class OpenAI(HTTPProvider):
     - ``tool_call_ids``: the server's stricter id rule (``"mistral"``), for ``to_request``.
     """
 
-    dialect: ClassVar[str] = "openai"
+    dialect: ClassVar[Dialect] = "openai"
     env_api_key: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
     env_base_url: ClassVar[str | None] = "OPENAI_BASE_URL"
     default_base_url: ClassVar[str] = OPENAI_BASE_URL

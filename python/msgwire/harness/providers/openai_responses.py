@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from ...types import Dialect
 from ._base import HTTPProvider
 from .capabilities import Capabilities
 from .openai import OPENAI_BASE_URL
@@ -17,7 +18,7 @@ class OpenAIResponses(HTTPProvider):
     """The Responses API. ``thinking`` (an effort) is sent as ``reasoning`` with an automatic
     summary, so the reasoning shows up as thinking; ``stop`` has no field here."""
 
-    dialect: ClassVar[str] = "openai-responses"
+    dialect: ClassVar[Dialect] = "openai-responses"
     env_api_key: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
     env_base_url: ClassVar[str | None] = "OPENAI_BASE_URL"
     default_base_url: ClassVar[str] = OPENAI_BASE_URL

@@ -372,7 +372,7 @@ mod tests {
             assert_eq!(decoder.feed(stream.as_bytes()), Ok(()));
             assert_eq!(decoder.finish(), Ok(()));
             let content = &decoder.builder().message().content;
-            assert!(matches!(content.as_slice(), [Block::Text(TextBlock { text })] if text == "hi"), "{content:?}");
+            assert!(matches!(content.as_slice(), [Block::Text(TextBlock { text, .. })] if text == "hi"), "{content:?}");
         }
     }
 }

@@ -45,10 +45,10 @@ use serde_json::value::RawValue;
 
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
-    Plan, Refusals, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments, parse_in,
-    plan, result_parts, to_vec,
+    Plan, Refusals, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower, object_arguments,
+    parse_in, plan, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{ImageSource, Message};
+use crate::canonical::{CacheControl, ImageSource, Message};
 use crate::error::Error;
 
 pub(crate) const TARGET: Target = Target {
@@ -68,10 +68,18 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::BlankRefused, non_us
 #[derive(Serialize)]
 struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    system: Option<System<'a>>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolDecl<'a>>,
+    tools: Vec<ToolEntry<'a, ToolDecl<'a>>>,
+}
+
+/// The system prompt: text, or one text block when it carries a cache breakpoint.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum System<'a> {
+    Text(&'a str),
+    Blocks([OutBlock<'a>; 1]),
 }
 
 #[derive(Serialize)]
@@ -92,9 +100,13 @@ pub(crate) enum Content<'a> {
 pub(crate) enum OutBlock<'a> {
     Text {
         text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Cache<'a>>,
     },
     Image {
         source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Cache<'a>>,
     },
     Thinking {
         thinking: &'a str,
@@ -107,6 +119,8 @@ pub(crate) enum OutBlock<'a> {
         id: &'a str,
         name: &'a str,
         input: Arguments<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Cache<'a>>,
     },
     ToolResult {
         tool_use_id: &'a str,
@@ -114,6 +128,8 @@ pub(crate) enum OutBlock<'a> {
         content: Option<Content<'a>>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Cache<'a>>,
     },
     #[serde(untagged)]
     Raw(&'a RawValue),
@@ -132,11 +148,13 @@ struct ToolDecl<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     input_schema: &'a RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Cache<'a>>,
 }
 
 fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
-    if let [OutBlock::Text { .. }] = blocks.as_slice() {
-        if let Some(OutBlock::Text { text }) = blocks.pop() {
+    if let [OutBlock::Text { cache_control: None, .. }] = blocks.as_slice() {
+        if let Some(OutBlock::Text { text, .. }) = blocks.pop() {
             return Content::Text(text);
         }
     }
@@ -145,17 +163,63 @@ fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
 
 pub(crate) fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
     Some(match part {
-        Part::Text(text) => OutBlock::Text { text },
-        Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url } },
+        Part::Text(text) => OutBlock::Text { text, cache_control: None },
+        Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url }, cache_control: None },
         Part::Image(ImageSource::Base64 { media_type, data }) => {
-            OutBlock::Image { source: Source::Base64 { media_type, data } }
+            OutBlock::Image { source: Source::Base64 { media_type, data }, cache_control: None }
         }
         Part::Thinking { thinking, signature, .. } => OutBlock::Thinking { thinking, signature },
         Part::Redacted(data) => OutBlock::RedactedThinking { data },
         Part::Raw(raw) => OutBlock::Raw(raw),
-        // never lowered (paths), or written apart (calls need the policy and the report)
-        Part::Image(ImageSource::Path { .. }) | Part::ToolCall { .. } => return None,
+        // never lowered (paths, details), or written apart (calls need the policy and the
+        // report, breakpoints go on the block before them)
+        Part::Image(ImageSource::Path { .. }) | Part::ToolCall { .. } | Part::CacheBreak(_) | Part::Detail(_) => {
+            return None;
+        }
     })
+}
+
+/// A cache breakpoint as Anthropic takes it: `{"type": "ephemeral", "ttl"?}` (canonical JSON
+/// leaves the type out).
+#[derive(Clone, Copy)]
+pub(crate) struct Cache<'a>(&'a CacheControl);
+
+impl Serialize for Cache<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", &self.0.kind)?;
+        if let Some(ttl) = &self.0.ttl {
+            map.serialize_entry("ttl", ttl)?;
+        }
+        map.end()
+    }
+}
+
+/// Put a cache breakpoint on the last block (a block that cannot carry one is left as it is).
+pub(crate) fn cache_last<'a>(blocks: &mut [OutBlock<'a>], cache: &'a CacheControl) {
+    if let Some(
+        OutBlock::Text { cache_control, .. }
+        | OutBlock::Image { cache_control, .. }
+        | OutBlock::ToolUse { cache_control, .. }
+        | OutBlock::ToolResult { cache_control, .. },
+    ) = blocks.last_mut()
+    {
+        *cache_control = Some(Cache(cache));
+    }
+}
+
+/// The blocks of parts, cache breakpoints put on the blocks before them.
+fn blocks(parts: Vec<Part<'_>>) -> Vec<OutBlock<'_>> {
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        if let Part::CacheBreak(cache) = p {
+            cache_last(&mut out, cache);
+        } else if let Some(b) = block(p) {
+            out.push(b);
+        }
+    }
+    out
 }
 
 pub(super) fn write(
@@ -171,28 +235,32 @@ pub(super) fn write(
         let (i, role, blocks) = match item {
             Item::User(i, m) => {
                 let parts = REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report));
-                (i, "user", parts.into_iter().filter_map(block).collect())
+                (i, "user", blocks(parts))
             }
             Item::Assistant(i, m) => {
                 let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
                 let parts = REFUSES.empty_text.strip(parts);
-                let mut blocks = Vec::with_capacity(parts.len());
+                let mut out = Vec::with_capacity(parts.len());
                 for p in parts {
                     if let Part::ToolCall { block: b, call } = p {
                         let input = object_arguments(i, b, call, policy, report)?;
-                        blocks.push(OutBlock::ToolUse { id: plan.call_id(i, b, &call.id), name: &call.name, input });
+                        let id = plan.call_id(i, b, &call.id);
+                        out.push(OutBlock::ToolUse { id, name: &call.name, input, cache_control: None });
+                    } else if let Part::CacheBreak(cache) = p {
+                        cache_last(&mut out, cache);
                     } else if let Some(b) = block(p) {
-                        blocks.push(b);
+                        out.push(b);
                     }
                 }
-                (i, "assistant", blocks)
+                (i, "assistant", out)
             }
             Item::ToolResult(i, r, call) => {
-                let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
-                let parts: Vec<_> = parts.into_iter().filter_map(block).collect();
+                let parts = blocks(result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report));
                 let content = if parts.is_empty() { None } else { Some(content(parts)) };
                 let tool_use_id = plan.id(&call);
-                (i, "user", vec![OutBlock::ToolResult { tool_use_id, content, is_error: super::is_error(r) }])
+                let is_error = super::is_error(r);
+                let cache_control = r.cache_control.as_ref().map(Cache);
+                (i, "user", vec![OutBlock::ToolResult { tool_use_id, content, is_error, cache_control }])
             }
             Item::Missing(call) => {
                 let text = Some(options.missing_result()).filter(|t| !REFUSES.empty_text.refuses(t));
@@ -200,7 +268,12 @@ pub(super) fn write(
                 (
                     call.message,
                     "user",
-                    vec![OutBlock::ToolResult { tool_use_id: plan.id(&call), content, is_error: true }],
+                    vec![OutBlock::ToolResult {
+                        tool_use_id: plan.id(&call),
+                        content,
+                        is_error: true,
+                        cache_control: None,
+                    }],
                 )
             }
         };
@@ -216,7 +289,7 @@ pub(super) fn write(
     end_without_trailing_whitespace(&mut turns, &plan, report);
     let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
     if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
-        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }]));
+        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), cache_control: None }]));
     }
     let messages = turns
         .into_iter()
@@ -228,13 +301,27 @@ pub(super) fn write(
             Turn { role, content: content(blocks) }
         })
         .collect();
-    let tools = options
+    let declared = options
         .tools
         .iter()
-        .map(|t| ToolDecl { name: &t.name, description: t.description.as_deref(), input_schema: t.parameters })
+        .map(|t| ToolDecl {
+            name: &t.name,
+            description: t.description.as_deref(),
+            input_schema: t.parameters,
+            cache_control: t.cache_control.as_ref().map(Cache),
+        })
         .collect();
-    let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
-    to_vec(&Body { system, messages, tools })
+    tool_losses(options, "Anthropic", false, true, report);
+    let tools = tool_entries(declared, options, TARGET.dialect);
+    let system =
+        system.filter(|s| !REFUSES.empty_text.refuses(s)).map(|text| match &options.settings.system_cache_control {
+            Some(cache) => {
+                System::Blocks([OutBlock::Text { text: Cow::Borrowed(text), cache_control: Some(Cache(cache)) }])
+            }
+            None => System::Text(text),
+        });
+    let body = to_vec(&Body { system, messages, tools })?;
+    settings::anthropic::DIALECT.finish(body, options, report)
 }
 
 /// Trim the trailing whitespace of the last text of a final assistant turn (Anthropic refuses
@@ -245,7 +332,7 @@ fn end_without_trailing_whitespace(
     report: &mut Vec<Loss>,
 ) {
     let Some(("assistant", blocks)) = turns.last_mut().map(|(role, blocks)| (*role, blocks)) else { return };
-    let Some(OutBlock::Text { text }) = blocks.iter_mut().rev().find(|b| matches!(b, OutBlock::Text { .. })) else {
+    let Some(OutBlock::Text { text, .. }) = blocks.iter_mut().rev().find(|b| matches!(b, OutBlock::Text { .. })) else {
         return;
     };
     let trimmed = text.trim_end_matches(super::is_blank).len();
@@ -313,6 +400,8 @@ struct InBlock<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     source: Option<InSource<'a>>,
+    #[serde(default)]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Deserialize)]
@@ -333,16 +422,33 @@ fn raw_blocks<'a>(body: &[u8], content: &'a RawValue) -> Result<Result<Cow<'a, s
 }
 
 /// A block msgwire has a canonical block for, else the whole part kept for this dialect.
-fn block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
+fn block_out<'a>(raw: &'a RawValue, mut b: InBlock<'a>) -> BlockOut<'a> {
+    let cache = b.cache_control.take();
+    let out = plain_block_out(raw, b);
+    let Some(cache) =
+        cache.filter(|_| matches!(out, BlockOut::Text { .. } | BlockOut::Image { .. } | BlockOut::ToolCall { .. }))
+    else {
+        return out;
+    };
+    match (serde_json::to_value(&out), serde_json::to_value(cache)) {
+        (Ok(serde_json::Value::Object(mut block)), Ok(cache)) => {
+            block.insert("cache_control".into(), cache);
+            BlockOut::Cached(serde_json::Value::Object(block))
+        }
+        _ => out,
+    }
+}
+
+fn plain_block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
     let keep = || BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw };
     match b.kind.as_ref() {
         "text" => b.text.map_or_else(keep, |text| BlockOut::Text { text }),
         "image" => match b.source {
             Some(InSource { kind, media_type: Some(media_type), data: Some(data), .. }) if kind == "base64" => {
-                BlockOut::Image { source: SourceOut::Base64 { media_type, data } }
+                BlockOut::Image { source: SourceOut::Base64 { media_type, data }, detail: None }
             }
             Some(InSource { kind, url: Some(url), .. }) if kind == "url" => {
-                BlockOut::Image { source: SourceOut::Url { url } }
+                BlockOut::Image { source: SourceOut::Url { url }, detail: None }
             }
             _ => keep(),
         },
@@ -384,6 +490,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
     let parsed: InBody<'_> =
         serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let system_prompt = parsed.system.map(|raw| joined_text(body, raw)).transpose()?;
+    let system_cache = parsed.system.and_then(|raw| system_cache(body, raw));
     let mut messages = Vec::with_capacity(parsed.messages.len());
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
     for raw in parsed.messages {
@@ -396,13 +503,13 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                         names.insert(id.clone(), name.clone());
                     }
                 }
-                messages.push(MessageOut::Assistant { content, provider: TARGET.provider });
+                messages.push(MessageOut::Assistant { content, provider: TARGET.provider, name: None });
             }
             "user" => {
                 // a user turn is a sequence of tool results and user messages, split at each result
                 let raws = match raw_blocks(body, turn.content)? {
                     Ok(text) => {
-                        messages.push(MessageOut::User { content: vec![BlockOut::Text { text }] });
+                        messages.push(MessageOut::User { content: vec![BlockOut::Text { text }], name: None });
                         continue;
                     }
                     Err(raws) => raws,
@@ -413,7 +520,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     match (b.kind.as_ref(), b.tool_use_id) {
                         ("tool_result", Some(tool_call_id)) => {
                             if !pending.is_empty() {
-                                messages.push(MessageOut::User { content: std::mem::take(&mut pending) });
+                                messages.push(MessageOut::User { content: std::mem::take(&mut pending), name: None });
                             }
                             let content = b.content.map(|c| blocks_of(body, c)).transpose()?.unwrap_or_default();
                             let is_error = b.is_error.unwrap_or(false);
@@ -423,13 +530,14 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                                 content,
                                 is_error,
                                 status: is_error.then_some("error"),
+                                cache_control: b.cache_control,
                             });
                         }
                         (_, tool_use_id) => pending.push(block_out(raw, InBlock { tool_use_id, ..b })),
                     }
                 }
                 if !pending.is_empty() {
-                    messages.push(MessageOut::User { content: pending });
+                    messages.push(MessageOut::User { content: pending, name: None });
                 }
             }
             other => {
@@ -439,7 +547,20 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
         }
     }
-    Ok(SessionOut { system_prompt, messages })
+    let (tools, mut settings) = settings::anthropic::DIALECT.read(body)?;
+    settings.system_cache_control = system_cache;
+    Ok(SessionOut { system_prompt, messages, tools, settings })
+}
+
+/// The cache breakpoint of a system prompt given as blocks (on its last block).
+fn system_cache(body: &[u8], raw: &RawValue) -> Option<CacheControl> {
+    #[derive(Deserialize)]
+    struct Cached {
+        #[serde(default)]
+        cache_control: Option<CacheControl>,
+    }
+    let blocks: Vec<Cached> = parse_in(body, raw).ok()?;
+    blocks.into_iter().last()?.cache_control
 }
 
 #[cfg(test)]
@@ -567,7 +688,8 @@ mod tests {
                 r#"{"type":"assistant","content":[{"type":"thinking","thinking":"t","signature":"S"},{"type":"thinking","redacted":"R"},"#,
                 r#"{"type":"tool_call","id":"toolu_1","name":"f","arguments":"{\"a\":1}"}],"provider":"anthropic"},"#,
                 r#"{"type":"tool_result","tool_call_id":"toolu_1","tool_name":"f","content":[{"type":"text","text":"x"}],"is_error":true,"status":"error"},"#,
-                r#"{"type":"user","content":[{"type":"provider_part","dialect":"anthropic","part":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}}]}]}"#
+                r#"{"type":"user","content":[{"type":"provider_part","dialect":"anthropic","part":{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}}]}],"#,
+                r#""model":"claude","max_tokens":10}"#
             )
         );
     }

@@ -48,8 +48,8 @@ use serde_json::value::RawValue;
 
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, Item, Loss, MessageOut, Options, Part, Plan,
-    Refusals, Replay, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments,
-    offset_in, parse_in, plan, result_parts, to_vec,
+    Refusals, Replay, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower,
+    object_arguments, offset_in, parse_in, plan, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
 use crate::canonical::{Block, ImageSource, Message};
 use crate::error::Error;
@@ -75,7 +75,7 @@ struct Body<'a> {
     system_instruction: Option<Instruction<'a>>,
     contents: Vec<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolGroup<'a>>,
+    tools: Vec<ToolEntry<'a, ToolGroup<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -297,7 +297,7 @@ fn message_parts<'a>(
             }
             Part::Raw(raw) => parts.raw(raw),
             // never lowered for this target (paths, redacted thinking)
-            Part::Image(ImageSource::Path { .. }) | Part::Redacted(_) => {}
+            Part::Image(ImageSource::Path { .. }) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     Ok(parts.finish())
@@ -362,7 +362,8 @@ pub(super) fn write(
         let text = OutPart::Part { kind: Kind::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }, thought_signature: None };
         contents.insert(0, Content { role: "user", parts: vec![text] });
     }
-    let tools = if options.tools.is_empty() {
+    tool_losses(options, "Gemini", false, false, report);
+    let declared = if options.tools.is_empty() {
         Vec::new()
     } else {
         vec![ToolGroup {
@@ -379,7 +380,9 @@ pub(super) fn write(
     };
     let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
     let system_instruction = system.map(|text| Instruction { parts: [TextOnly { text }] });
-    to_vec(&Body { system_instruction, contents, tools })
+    let tools = tool_entries(declared, options, TARGET.dialect);
+    let body = to_vec(&Body { system_instruction, contents, tools })?;
+    settings::gemini::DIALECT.finish(body, options, report)
 }
 
 // --- reading ------------------------------------------------------------------------------------
@@ -527,7 +530,7 @@ fn part_blocks<'a>(
             thought_signature: None,
             ..
         } if !model => {
-            vec![BlockOut::Image { source: SourceOut::Base64 { media_type: d.mime_type, data: d.data } }]
+            vec![BlockOut::Image { source: SourceOut::Base64 { media_type: d.mime_type, data: d.data }, detail: None }]
         }
         InPart {
             file_data: Some(f),
@@ -537,7 +540,7 @@ fn part_blocks<'a>(
             thought_signature: None,
             ..
         } if !model && f.mime_type.as_deref() == Some(url_media_type(&f.file_uri)) => {
-            vec![BlockOut::Image { source: SourceOut::Url { url: f.file_uri } }]
+            vec![BlockOut::Image { source: SourceOut::Url { url: f.file_uri }, detail: None }]
         }
         _ => keep(),
     }
@@ -576,7 +579,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                 }
                 out.extend(blocks);
             }
-            messages.push(MessageOut::Assistant { content: out, provider: TARGET.provider });
+            messages.push(MessageOut::Assistant { content: out, provider: TARGET.provider, name: None });
             continue;
         }
         let mut waiting = Vec::new();
@@ -587,7 +590,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                 continue;
             };
             if !waiting.is_empty() {
-                messages.push(MessageOut::User { content: std::mem::take(&mut waiting) });
+                messages.push(MessageOut::User { content: std::mem::take(&mut waiting), name: None });
             }
             let at = match &response.id {
                 Some(id) => pending.iter().position(|(_, i)| i == id),
@@ -612,13 +615,15 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                 content,
                 is_error,
                 status: is_error.then_some("error"),
+                cache_control: None,
             });
         }
         if !waiting.is_empty() {
-            messages.push(MessageOut::User { content: waiting });
+            messages.push(MessageOut::User { content: waiting, name: None });
         }
     }
-    Ok(SessionOut { system_prompt, messages })
+    let (tools, settings) = settings::gemini::DIALECT.read(body)?;
+    Ok(SessionOut { system_prompt, messages, tools, settings })
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ mod ollama;
 mod openai_chat;
 mod openai_responses;
 mod plan;
+pub mod settings;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -51,6 +52,7 @@ use crate::error::Error;
 pub(crate) use ids::CallIds;
 pub use ids::IdFormat;
 pub(crate) use plan::{Item, Plan, keep_opening, plan};
+pub use settings::Settings;
 
 /// What to do with a block the target cannot carry as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -156,6 +158,11 @@ pub struct Tool<'a> {
     /// JSON Schema of the arguments, written as it was given.
     #[serde(borrow)]
     pub parameters: &'a RawValue,
+    /// Arguments must follow the schema exactly (OpenAI's structured outputs for tools).
+    #[serde(default)]
+    pub strict: Option<bool>,
+    #[serde(default)]
+    pub cache_control: Option<canonical::CacheControl>,
 }
 
 /// A tool as OpenAI Chat and Ollama declare it: `{"type":"function","function":{...}}`.
@@ -172,15 +179,56 @@ struct FunctionDecl<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     parameters: &'a RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
 }
 
-/// The tools of `options` as function declarations (OpenAI Chat, Ollama).
-pub(super) fn function_tools<'a>(options: &'a Options<'_>) -> Vec<FunctionTool<'a>> {
+/// The tools of `options` as function declarations (OpenAI Chat, Ollama; `strict` where the
+/// dialect has it).
+pub(super) fn function_tools<'a>(options: &'a Options<'_>, strict: bool) -> Vec<FunctionTool<'a>> {
     let declare = |t: &'a Tool<'_>| FunctionTool {
         kind: "function",
-        function: FunctionDecl { name: &t.name, description: t.description.as_deref(), parameters: t.parameters },
+        function: FunctionDecl {
+            name: &t.name,
+            description: t.description.as_deref(),
+            parameters: t.parameters,
+            strict: t.strict.filter(|_| strict),
+        },
     };
     options.tools.iter().map(declare).collect()
+}
+
+/// A tool in a body's `tools`: the dialect's declaration of a function, or a provider's own tool
+/// (a server tool, a built-in tool) kept whole from a body of the same dialect.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(super) enum ToolEntry<'a, T> {
+    Declared(T),
+    Provider(&'a serde_json::Value),
+}
+
+/// The declared tools, then the provider tools of `dialect` (the others are reported by the
+/// settings).
+pub(super) fn tool_entries<'a, T>(declared: Vec<T>, options: &'a Options<'_>, dialect: &str) -> Vec<ToolEntry<'a, T>> {
+    let provider =
+        options.settings.provider_tools.iter().filter(|t| t.dialect == dialect).map(|t| ToolEntry::Provider(&t.tool));
+    declared.into_iter().map(ToolEntry::Declared).chain(provider).collect()
+}
+
+/// Report the tool fields `target` cannot carry (`strict`, `cache_control`).
+pub(super) fn tool_losses(options: &Options<'_>, target: &str, strict: bool, cache: bool, report: &mut Vec<Loss>) {
+    for tool in &options.tools {
+        if tool.strict.is_some() && !strict {
+            report.push(Loss::setting("tools", Action::Strip, format!("{target} tools have no `strict`")));
+        }
+        if tool.cache_control.is_some() && !cache {
+            report.push(Loss::setting(
+                "cache_control",
+                Action::Strip,
+                format!("{target} tools have no `cache_control`"),
+            ));
+        }
+    }
 }
 
 /// The text of the error result sent for a tool call that has none (see [`Options::missing_result`]).
@@ -213,6 +261,10 @@ pub struct Options<'a> {
     /// ids must pass both, or are replaced.
     #[serde(default)]
     pub tool_call_ids: Option<IdFormat>,
+    /// Everything else the request holds: model, sampling, limits, tool choice, structured
+    /// output, reasoning, metadata (see [`settings`]).
+    #[serde(default)]
+    pub settings: Settings,
 }
 
 impl<'a> Options<'a> {
@@ -231,7 +283,9 @@ impl<'a> Options<'a> {
 /// One lossy step of a conversion.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Loss {
-    /// Index of the message in the input.
+    /// Index of the message in the input (`usize::MAX`, written `null`: a step of the request's
+    /// settings, see [`Loss::setting`]).
+    #[serde(serialize_with = "message_index")]
     pub message: usize,
     /// Index of the block in that message's content, when the loss is a block's.
     pub block: Option<usize>,
@@ -242,6 +296,11 @@ pub struct Loss {
     pub kind: &'static str,
     pub action: Action,
     pub reason: Cow<'static, str>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's serialize_with passes a reference
+fn message_index<S: serde::Serializer>(message: &usize, serializer: S) -> Result<S::Ok, S::Error> {
+    if *message == usize::MAX { serializer.serialize_none() } else { serializer.serialize_u64(*message as u64) }
 }
 
 impl Loss {
@@ -426,6 +485,41 @@ pub(crate) enum Part<'a> {
     },
     /// JSON written as is: a provider part of this dialect (or an unknown block kept by policy).
     Raw(&'a RawValue),
+    /// A prompt-cache breakpoint after the part before it (only for a dialect that carries one).
+    CacheBreak(&'a canonical::CacheControl),
+    /// The `detail` of the image part before it (only for a dialect that carries one).
+    Detail(&'a str),
+}
+
+/// Fields of messages and blocks that only some dialects carry (the others report them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Carries {
+    /// `cache_control` breakpoints (Anthropic).
+    pub cache_control: bool,
+    /// An image's `detail` (OpenAI Chat, Responses).
+    pub image_detail: bool,
+    /// A message's participant `name` (OpenAI Chat).
+    pub names: bool,
+}
+
+impl Carries {
+    pub(crate) fn of(dialect: &str) -> Self {
+        Self {
+            cache_control: dialect == "anthropic",
+            image_detail: matches!(dialect, "openai" | "openai-responses"),
+            names: dialect == "openai",
+        }
+    }
+}
+
+/// The cache breakpoint and the image detail of a block, if it has them.
+fn marks(block: &Block) -> (Option<&canonical::CacheControl>, Option<&str>) {
+    match block {
+        Block::Text(t) => (t.cache_control.as_ref(), None),
+        Block::Image(i) => (i.cache_control.as_ref(), i.detail.as_deref()),
+        Block::ToolCall(c) => (c.cache_control.as_ref(), None),
+        _ => (None, None),
+    }
 }
 
 /// An unknown block that holds a whole provider part (see the module documentation).
@@ -452,7 +546,9 @@ pub(crate) fn lower<'a>(
     report: &mut Vec<Loss>,
 ) -> Vec<Part<'a>> {
     let mut parts = Vec::with_capacity(blocks.len());
+    let carries = Carries::of(target.dialect);
     for (b, block) in blocks.iter().enumerate() {
+        let sent = parts.len();
         let mut loss = |kind: &'static str, action: Action, reason: Cow<'static, str>| {
             report.push(Loss { message, block: Some(b), kind, action, reason });
         };
@@ -527,8 +623,41 @@ pub(crate) fn lower<'a>(
                 }
             }
         }
+        if parts.len() > sent {
+            mark(&mut parts, message, b, block, target.dialect, carries, report);
+        }
     }
     parts
+}
+
+/// After the parts of `block`: its image detail and cache breakpoint as marker parts where the
+/// dialect carries them, reported where it does not.
+fn mark<'a>(
+    parts: &mut Vec<Part<'a>>,
+    message: usize,
+    b: usize,
+    block: &'a Block,
+    dialect: &str,
+    carries: Carries,
+    report: &mut Vec<Loss>,
+) {
+    let (cache, detail) = marks(block);
+    if let (Some(detail), Some(Part::Image(_))) = (detail, parts.last()) {
+        if carries.image_detail {
+            parts.push(Part::Detail(detail));
+        } else {
+            let reason = format!("{dialect} images have no `detail`");
+            report.push(Loss::new(message, Some(b), "image_detail", Action::Strip, reason));
+        }
+    }
+    if let Some(cache) = cache {
+        if carries.cache_control {
+            parts.push(Part::CacheBreak(cache));
+        } else {
+            let reason = format!("{dialect} has no cache breakpoints (its prompt caching is automatic)");
+            report.push(Loss::new(message, Some(b), "cache_control", Action::Strip, reason));
+        }
+    }
 }
 
 /// A step of [`lower`] that loses something: `(kind, action, reason)`.
@@ -801,11 +930,16 @@ pub(crate) fn image_text(image: &ImageBlock) -> Option<String> {
 
 // --- reading requests: the canonical session written back -----------------------------------------
 
-/// A canonical session without ids and times (the Python types fill them).
+/// A canonical session without ids and times (the Python types fill them), with the rest of the
+/// request (`msgwire.Request` reads all of it, `msgwire.Session` the conversation).
 #[derive(Debug, Serialize)]
 pub(crate) struct SessionOut<'a> {
     pub system_prompt: Option<Cow<'a, str>>,
     pub messages: Vec<MessageOut<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<settings::ToolOut>,
+    #[serde(flatten)]
+    pub settings: Settings,
 }
 
 #[derive(Debug, Serialize)]
@@ -813,10 +947,14 @@ pub(crate) struct SessionOut<'a> {
 pub(crate) enum MessageOut<'a> {
     User {
         content: Vec<BlockOut<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<Cow<'a, str>>,
     },
     Assistant {
         content: Vec<BlockOut<'a>>,
         provider: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<Cow<'a, str>>,
     },
     ToolResult {
         tool_call_id: Cow<'a, str>,
@@ -827,6 +965,8 @@ pub(crate) enum MessageOut<'a> {
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         status: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<canonical::CacheControl>,
     },
 }
 
@@ -846,6 +986,8 @@ pub(crate) enum BlockOut<'a> {
     },
     Image {
         source: SourceOut<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<Cow<'a, str>>,
     },
     ToolCall {
         id: Cow<'a, str>,
@@ -856,6 +998,9 @@ pub(crate) enum BlockOut<'a> {
         dialect: &'static str,
         part: &'a RawValue,
     },
+    /// A block with a cache breakpoint (Anthropic's `cache_control`): the block with the field.
+    #[serde(untagged)]
+    Cached(serde_json::Value),
 }
 
 #[derive(Debug, Serialize)]

@@ -34,8 +34,8 @@ use serde_json::value::RawValue;
 
 use super::{
     Action, Arguments, BlockOut, CallIds, EmptyText, FunctionTool, Item, Loss, MessageOut, Options, Part, Refusals,
-    Role, SessionOut, SourceOut, Target, function_tools, lower, object_arguments, offset_in, parse_in, plan,
-    result_parts, to_vec,
+    Role, SessionOut, SourceOut, Target, ToolEntry, function_tools, lower, object_arguments, offset_in, parse_in, plan,
+    result_parts, settings, to_vec, tool_entries, tool_losses,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -58,7 +58,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_openi
 struct Body<'a> {
     messages: Vec<Msg<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<FunctionTool<'a>>,
+    tools: Vec<ToolEntry<'a, FunctionTool<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -132,7 +132,7 @@ impl<'a> Sorted<'a> {
             }
             // never lowered for this target (URL and path images, redacted thinking), or written
             // apart (calls)
-            Part::Image(_) | Part::Redacted(_) | Part::ToolCall { .. } => {}
+            Part::Image(_) | Part::Redacted(_) | Part::ToolCall { .. } | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
 }
@@ -212,8 +212,10 @@ pub(super) fn write(
             }
         }
     }
-    let tools = function_tools(options);
-    to_vec(&Body { messages: out, tools })
+    tool_losses(options, "Ollama", false, false, report);
+    let tools = tool_entries(function_tools(options, false), options, TARGET.dialect);
+    let body = to_vec(&Body { messages: out, tools })?;
+    settings::ollama::DIALECT.finish(body, options, report)
 }
 
 // --- reading ------------------------------------------------------------------------------------
@@ -274,6 +276,7 @@ fn blocks<'a>(content: Option<Cow<'a, str>>, images: Option<Vec<Cow<'a, str>>>, 
         content.filter(|t| keep_empty || !t.is_empty()).map(|text| BlockOut::Text { text }).into_iter().collect();
     out.extend(images.into_iter().map(|data| BlockOut::Image {
         source: SourceOut::Base64 { media_type: Cow::Borrowed(media_type(&data)), data },
+        detail: None,
     }));
     out
 }
@@ -302,7 +305,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     system.push(content);
                 }
             }
-            "user" => messages.push(MessageOut::User { content: blocks(m.content, m.images, false) }),
+            "user" => messages.push(MessageOut::User { content: blocks(m.content, m.images, false), name: None }),
             "assistant" => {
                 let mut content = Vec::new();
                 if let Some(thinking) = m.thinking.filter(|t| !t.is_empty()) {
@@ -317,7 +320,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     pending.push((call.function.name.clone(), id.clone()));
                     content.push(BlockOut::ToolCall { id, name: call.function.name, arguments });
                 }
-                messages.push(MessageOut::Assistant { content, provider: TARGET.provider });
+                messages.push(MessageOut::Assistant { content, provider: TARGET.provider, name: None });
             }
             "tool" => {
                 let at = match (&m.tool_call_id, &m.tool_name) {
@@ -338,6 +341,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     content: blocks(m.content, m.images, true),
                     is_error: false,
                     status: None,
+                    cache_control: None,
                 });
             }
             other => {
@@ -346,7 +350,8 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
         }
     }
-    Ok(SessionOut { system_prompt: join(system), messages })
+    let (tools, settings) = settings::ollama::DIALECT.read(body)?;
+    Ok(SessionOut { system_prompt: join(system), messages, tools, settings })
 }
 
 #[cfg(test)]
@@ -425,7 +430,7 @@ mod tests {
                 r#"{"type":"tool_call","id":"call_2_0","name":"f","arguments":"{\"a\":1}"},"#,
                 r#"{"type":"tool_call","id":"call_2_1","name":"g","arguments":"{}"}],"provider":"ollama"},"#,
                 r#"{"type":"tool_result","tool_call_id":"call_2_1","tool_name":"g","content":[{"type":"text","text":"G"}]},"#,
-                r#"{"type":"tool_result","tool_call_id":"call_2_0","tool_name":"f","content":[{"type":"text","text":"F"}]}]}"#
+                r#"{"type":"tool_result","tool_call_id":"call_2_0","tool_name":"f","content":[{"type":"text","text":"F"}]}],"model":"llama3.2"}"#
             )
         );
         let err = from_request_json(br#"{"messages":[{"role":"critic","content":"x"}]}"#, DialectName::Ollama);

@@ -1,4 +1,5 @@
-//! OpenAI Chat Completions requests: `{"messages": [...], "tools"?: [...]}`.
+//! OpenAI Chat Completions requests: `{<settings>, "messages": [...], "tools"?: [...]}` (the
+//! settings: see `settings/openai_chat.rs`).
 //!
 //! The provider's rules, all of them here:
 //! - the system prompt is the first message, role `system` (or `developer` by option);
@@ -26,8 +27,8 @@ use serde_json::value::RawValue;
 
 use super::{
     Action, BlockOut, CallIds, EmptyText, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Refusals,
-    Role, SessionOut, SourceOut, SystemRole, Target, function_tools, joined_text, lower, parse_in, plan, result_parts,
-    to_vec,
+    Role, SessionOut, SourceOut, SystemRole, Target, ToolEntry, function_tools, joined_text, lower, parse_in, plan,
+    result_parts, settings, to_vec, tool_entries, tool_losses,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -50,7 +51,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_openi
 struct Body<'a> {
     messages: Vec<Msg<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<FunctionTool<'a>>,
+    tools: Vec<ToolEntry<'a, FunctionTool<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -64,11 +65,15 @@ enum Msg<'a> {
     },
     User {
         content: Content<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
     },
     Assistant {
         content: Option<Content<'a>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<Call<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
     },
     Tool {
         tool_call_id: &'a str,
@@ -99,6 +104,8 @@ enum OutPart<'a> {
 #[derive(Serialize)]
 struct ImageUrl<'a> {
     url: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -128,16 +135,40 @@ fn content(mut parts: Vec<OutPart<'_>>) -> Content<'_> {
 fn part(part: Part<'_>) -> Option<OutPart<'_>> {
     Some(match part {
         Part::Text(text) => OutPart::Text { text },
-        Part::Image(ImageSource::Url { url }) => OutPart::ImageUrl { image_url: ImageUrl { url: Cow::Borrowed(url) } },
+        Part::Image(ImageSource::Url { url }) => {
+            OutPart::ImageUrl { image_url: ImageUrl { url: Cow::Borrowed(url), detail: None } }
+        }
         Part::Image(ImageSource::Base64 { media_type, data }) => {
-            OutPart::ImageUrl { image_url: ImageUrl { url: Cow::Owned(format!("data:{media_type};base64,{data}")) } }
+            let url = Cow::Owned(format!("data:{media_type};base64,{data}"));
+            OutPart::ImageUrl { image_url: ImageUrl { url, detail: None } }
         }
         Part::Raw(raw) => OutPart::Raw(raw),
-        // never lowered for this target (no thinking, no path images; calls handled apart)
-        Part::Image(ImageSource::Path { .. }) | Part::Thinking { .. } | Part::Redacted(_) | Part::ToolCall { .. } => {
+        // never lowered for this target (no thinking, no path images, no cache breakpoints;
+        // calls and details handled apart)
+        Part::Image(ImageSource::Path { .. })
+        | Part::Thinking { .. }
+        | Part::Redacted(_)
+        | Part::ToolCall { .. }
+        | Part::CacheBreak(_)
+        | Part::Detail(_) => {
             return None;
         }
     })
+}
+
+/// The parts of a message: a `Detail` marker sets the detail of the image before it.
+fn parts<'a>(lowered: Vec<Part<'a>>) -> Vec<OutPart<'a>> {
+    let mut out: Vec<OutPart<'a>> = Vec::with_capacity(lowered.len());
+    for p in lowered {
+        if let Part::Detail(detail) = p {
+            if let Some(OutPart::ImageUrl { image_url }) = out.last_mut() {
+                image_url.detail = Some(detail);
+            }
+        } else if let Some(p) = part(p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 pub(super) fn write(
@@ -158,22 +189,18 @@ pub(super) fn write(
     for &item in &plan.items {
         match item {
             Item::User(i, m) => {
-                let parts: Vec<_> = REFUSES
-                    .empty_text
-                    .strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report))
-                    .into_iter()
-                    .filter_map(part)
-                    .collect();
+                let parts =
+                    parts(REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report)));
                 if parts.is_empty() {
                     report.push(Loss::nothing_left(i));
                 } else {
-                    out.push(Msg::User { content: content(parts) });
+                    out.push(Msg::User { content: content(parts), name: m.name.as_deref() });
                 }
             }
             Item::Assistant(i, m) => {
                 let lowered = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
                 let lowered = REFUSES.empty_text.strip(lowered);
-                let mut parts = Vec::with_capacity(lowered.len());
+                let mut others = Vec::with_capacity(lowered.len());
                 let mut tool_calls = Vec::new();
                 for p in lowered {
                     if let Part::ToolCall { block, call } = p {
@@ -182,20 +209,20 @@ pub(super) fn write(
                             kind: "function",
                             function: Function { name: &call.name, arguments: &call.arguments },
                         });
-                    } else if let Some(p) = part(p) {
-                        parts.push(p);
+                    } else {
+                        others.push(p);
                     }
                 }
+                let parts = parts(others);
                 if parts.is_empty() && tool_calls.is_empty() {
                     report.push(Loss::nothing_left(i));
                 } else {
                     let content = if parts.is_empty() { None } else { Some(content(parts)) };
-                    out.push(Msg::Assistant { content, tool_calls });
+                    out.push(Msg::Assistant { content, tool_calls, name: m.name.as_deref() });
                 }
             }
             Item::ToolResult(i, r, call) => {
-                let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
-                let parts: Vec<_> = parts.into_iter().filter_map(part).collect();
+                let parts = parts(result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report));
                 if super::is_error(r) {
                     report.push(Loss {
                         message: i,
@@ -214,8 +241,10 @@ pub(super) fn write(
             }
         }
     }
-    let tools = function_tools(options);
-    to_vec(&Body { messages: out, tools })
+    tool_losses(options, "OpenAI Chat", true, false, report);
+    let tools = tool_entries(function_tools(options, true), options, TARGET.dialect);
+    let body = to_vec(&Body { messages: out, tools })?;
+    settings::openai_chat::DIALECT.finish(body, options, report)
 }
 
 // --- reading ------------------------------------------------------------------------------------
@@ -230,6 +259,8 @@ struct InBody<'a> {
 struct InMsg<'a> {
     #[serde(borrow)]
     role: Cow<'a, str>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -268,6 +299,8 @@ struct InPart<'a> {
 struct InImageUrl<'a> {
     #[serde(borrow)]
     url: Cow<'a, str>,
+    #[serde(borrow, default)]
+    detail: Option<Cow<'a, str>>,
 }
 
 /// The blocks of a message's `content`: a string, an array of parts, or `null`.
@@ -282,7 +315,7 @@ fn blocks<'a>(body: &[u8], content: Option<&'a RawValue>) -> Result<Vec<BlockOut
         let p: InPart<'a> = parse_in(body, raw)?;
         out.push(match (p.kind.as_ref(), p.text, p.image_url) {
             ("text", Some(text), _) => BlockOut::Text { text },
-            ("image_url", _, Some(image)) => BlockOut::Image { source: image_source(image.url) },
+            ("image_url", _, Some(image)) => BlockOut::Image { source: image_source(image.url), detail: image.detail },
             _ => BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw },
         });
     }
@@ -321,7 +354,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     system.push(joined_text(body, content)?);
                 }
             }
-            "user" => messages.push(MessageOut::User { content: blocks(body, m.content)? }),
+            "user" => messages.push(MessageOut::User { content: blocks(body, m.content)?, name: m.name }),
             "assistant" => {
                 let mut content = blocks(body, m.content)?;
                 for call in m.tool_calls.unwrap_or_default() {
@@ -332,7 +365,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                         arguments: call.function.arguments,
                     });
                 }
-                messages.push(MessageOut::Assistant { content, provider: TARGET.provider });
+                messages.push(MessageOut::Assistant { content, provider: TARGET.provider, name: m.name });
             }
             "tool" => {
                 let Some(tool_call_id) = m.tool_call_id else {
@@ -347,6 +380,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     content,
                     is_error: false,
                     status: None,
+                    cache_control: None,
                 });
             }
             other => {
@@ -360,7 +394,8 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
         1 => system.pop(),
         _ => Some(Cow::Owned(system.join("\n\n"))),
     };
-    Ok(SessionOut { system_prompt, messages })
+    let (tools, settings) = settings::openai_chat::DIALECT.read(body)?;
+    Ok(SessionOut { system_prompt, messages, tools, settings })
 }
 
 /// Where `raw` starts in `body`.
@@ -475,7 +510,7 @@ mod tests {
                 r#"{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"QQ=="}},"#,
                 r#"{"type":"provider_part","dialect":"openai","part":{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}}]},"#,
                 r#"{"type":"assistant","content":[{"type":"tool_call","id":"c","name":"f","arguments":"{}"}],"provider":"openai"},"#,
-                r#"{"type":"tool_result","tool_call_id":"c","tool_name":"f","content":[{"type":"text","text":"ok"}]}]}"#
+                r#"{"type":"tool_result","tool_call_id":"c","tool_name":"f","content":[{"type":"text","text":"ok"}]}],"model":"gpt"}"#
             )
         );
     }

@@ -42,7 +42,8 @@ use serde_json::value::RawValue;
 use super::openai_chat::image_source;
 use super::{
     Action, BlockOut, CallIds, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Refusals, Role,
-    SessionOut, Target, lower, offset_in, parse_in, plan, result_parts, to_vec,
+    SessionOut, Target, ToolEntry, lower, offset_in, parse_in, plan, result_parts, settings, to_vec, tool_entries,
+    tool_losses,
 };
 use crate::canonical::{ImageSource, Message};
 use crate::error::Error;
@@ -67,7 +68,7 @@ struct Body<'a> {
     instructions: Option<&'a str>,
     input: Vec<OutItem<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolDecl<'a>>,
+    tools: Vec<ToolEntry<'a, ToolDecl<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -103,7 +104,7 @@ enum OutPart<'a> {
     },
     InputImage {
         image_url: Cow<'a, str>,
-        detail: &'static str,
+        detail: &'a str,
     },
     OutputText {
         text: Cow<'a, str>,
@@ -145,11 +146,31 @@ fn user_part(part: Part<'_>) -> Option<OutPart<'_>> {
             OutPart::InputImage { image_url: Cow::Owned(format!("data:{media_type};base64,{data}")), detail: "auto" }
         }
         Part::Raw(raw) => OutPart::Raw(raw),
-        // never lowered in user messages (paths, thinking, calls)
-        Part::Image(ImageSource::Path { .. }) | Part::Thinking { .. } | Part::Redacted(_) | Part::ToolCall { .. } => {
+        // never lowered in user messages (paths, thinking, calls, breakpoints; details set apart)
+        Part::Image(ImageSource::Path { .. })
+        | Part::Thinking { .. }
+        | Part::Redacted(_)
+        | Part::ToolCall { .. }
+        | Part::CacheBreak(_)
+        | Part::Detail(_) => {
             return None;
         }
     })
+}
+
+/// The parts of a user message: a `Detail` marker sets the detail of the image before it.
+fn user_parts<'a>(parts: Vec<Part<'a>>) -> Vec<OutPart<'a>> {
+    let mut out: Vec<OutPart<'a>> = Vec::with_capacity(parts.len());
+    for p in parts {
+        if let Part::Detail(given) = p {
+            if let Some(OutPart::InputImage { detail, .. }) = out.last_mut() {
+                *detail = given;
+            }
+        } else if let Some(p) = user_part(p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// The items of an assistant message, in the order of its blocks.
@@ -196,7 +217,7 @@ fn assistant_items<'a>(
                 items.push(OutItem::Raw(raw));
             }
             // never lowered in assistant messages (images, redacted thinking)
-            Part::Image(_) | Part::Redacted(_) => {}
+            Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     flush(&mut text, &mut items);
@@ -215,12 +236,15 @@ pub(super) fn write(
     for &item in &plan.items {
         match item {
             Item::User(i, m) => {
-                let content: Vec<_> = REFUSES
-                    .empty_text
-                    .strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report))
-                    .into_iter()
-                    .filter_map(user_part)
-                    .collect();
+                let content = user_parts(REFUSES.empty_text.strip(lower(
+                    i,
+                    &m.content,
+                    Role::User,
+                    None,
+                    &TARGET,
+                    policy,
+                    report,
+                )));
                 if content.is_empty() {
                     report.push(Loss::nothing_left(i));
                 } else {
@@ -274,7 +298,7 @@ pub(super) fn write(
             }
         }
     }
-    let tools = options
+    let declared = options
         .tools
         .iter()
         .map(|t| ToolDecl {
@@ -282,10 +306,13 @@ pub(super) fn write(
             name: &t.name,
             description: t.description.as_deref(),
             parameters: t.parameters,
-            strict: false,
+            strict: t.strict.unwrap_or(false),
         })
         .collect();
-    to_vec(&Body { instructions: system, input, tools })
+    tool_losses(options, "Responses", true, false, report);
+    let tools = tool_entries(declared, options, TARGET.dialect);
+    let body = to_vec(&Body { instructions: system, input, tools })?;
+    settings::openai_responses::DIALECT.finish(body, options, report)
 }
 
 // --- reading ------------------------------------------------------------------------------------
@@ -375,8 +402,9 @@ fn user_blocks<'a>(body: &[u8], content: Option<&'a RawValue>) -> Result<Vec<Blo
         let block = if let Ok(t) = serde_json::from_str::<ExactText<'a>>(raw.get()) {
             if t.kind == "input_text" { BlockOut::Text { text: t.text } } else { keep }
         } else if let Ok(image) = serde_json::from_str::<ExactImage<'a>>(raw.get()) {
-            if image.kind == "input_image" && image.detail == "auto" {
-                BlockOut::Image { source: image_source(image.image_url) }
+            if image.kind == "input_image" {
+                let detail = Some(image.detail).filter(|d| d != "auto");
+                BlockOut::Image { source: image_source(image.image_url), detail }
             } else {
                 keep
             }
@@ -442,7 +470,10 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
     // `input` is a list of items, or the text of one user message
     let raws: Vec<&RawValue> = if parsed.input.get().starts_with('"') {
-        messages.push(MessageOut::User { content: vec![BlockOut::Text { text: parse_in(body, parsed.input)? }] });
+        messages.push(MessageOut::User {
+            content: vec![BlockOut::Text { text: parse_in(body, parsed.input)? }],
+            name: None,
+        });
         Vec::new()
     } else {
         parse_in(body, parsed.input)?
@@ -452,7 +483,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
         let is_message = matches!(head.kind.as_deref(), None | Some("message"));
         match (head.kind.as_deref(), head.role.as_deref()) {
             (_, Some("user")) if is_message => {
-                messages.push(MessageOut::User { content: user_blocks(body, head.content)? });
+                messages.push(MessageOut::User { content: user_blocks(body, head.content)?, name: None });
             }
             (_, Some("system" | "developer")) if is_message => system.extend(system_text(body, head.content)?),
             (_, Some(other)) if is_message && other != "assistant" => {
@@ -478,6 +509,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                     content,
                     is_error: false,
                     status: None,
+                    cache_control: None,
                 });
             }
             _ => {
@@ -490,7 +522,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
                 if let Some(MessageOut::Assistant { content, .. }) = messages.last_mut() {
                     content.extend(blocks);
                 } else {
-                    messages.push(MessageOut::Assistant { content: blocks, provider: TARGET.provider });
+                    messages.push(MessageOut::Assistant { content: blocks, provider: TARGET.provider, name: None });
                 }
             }
         }
@@ -500,7 +532,8 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
         1 => system.pop(),
         _ => Some(Cow::Owned(system.join("\n\n"))),
     };
-    Ok(SessionOut { system_prompt, messages })
+    let (tools, settings) = settings::openai_responses::DIALECT.read(body)?;
+    Ok(SessionOut { system_prompt, messages, tools, settings })
 }
 
 #[cfg(test)]

@@ -91,8 +91,10 @@ pub(crate) fn plan<'a>(
     let mut calls: Vec<Option<Answers<'a>>> = Vec::with_capacity(messages.len());
     // The latest assistant message holding a call with each id.
     let mut owner: HashMap<&str, usize> = HashMap::new();
+    let carries = super::Carries::of(target.dialect);
     for (i, message) in messages.iter().enumerate() {
         let mut own = None;
+        unsent_fields(i, message, target.dialect, carries, report);
         match message {
             Message::Assistant(m) => {
                 let mut list = Vec::new();
@@ -224,6 +226,30 @@ pub(crate) fn keep_opening(
     step.reason =
         format!("nothing left to send, but the request must open with a user turn: sent as {EMPTY_MESSAGE:?}").into();
     Some(i)
+}
+
+/// Report the message-level fields `dialect` does not carry: a participant name, a cache
+/// breakpoint on a tool result.
+fn unsent_fields(i: usize, message: &Message, dialect: &str, carries: super::Carries, report: &mut Vec<Loss>) {
+    let name = match message {
+        Message::User(m) => m.name.as_ref(),
+        Message::Assistant(m) => m.name.as_ref(),
+        _ => None,
+    };
+    if name.is_some() && !carries.names {
+        report.push(Loss::new(i, None, "name", Action::Strip, format!("{dialect} messages have no participant name")));
+    }
+    if let Message::ToolResult(r) = message {
+        if r.cache_control.is_some() && !carries.cache_control {
+            report.push(Loss::new(
+                i,
+                None,
+                "cache_control",
+                Action::Strip,
+                format!("{dialect} has no cache breakpoints"),
+            ));
+        }
+    }
 }
 
 fn dropped(message: usize, reason: String) -> Loss {

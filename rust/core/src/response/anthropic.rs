@@ -75,7 +75,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
     for part in parts(message, &blocks, &TARGET, policy, report) {
         if let Part::ToolCall { block: b, call } = part {
             let input = object_arguments(0, b, call, policy, report)?;
-            content.push(OutBlock::ToolUse { id: &call.id, name: &call.name, input });
+            content.push(OutBlock::ToolUse { id: &call.id, name: &call.name, input, cache_control: None });
         } else if let Some(b) = block(part) {
             content.push(b);
         }

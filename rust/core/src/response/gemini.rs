@@ -169,7 +169,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
                 out.push(OutPart::Raw(raw));
             }
             // never lowered for this target (no images or redacted thinking in its candidates)
-            Part::Image(_) | Part::Redacted(_) => {}
+            Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     if let Some(signature) = pending {

@@ -105,7 +105,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             }
             Part::Raw(_) => lost(report, None, "unknown_block", "an Ollama message has no place for parts"),
             // never lowered for this target (no images or redacted thinking in its replies)
-            Part::Image(_) | Part::Redacted(_) => {}
+            Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     let u = usage(message);

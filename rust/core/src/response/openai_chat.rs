@@ -146,7 +146,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             }),
             Part::Raw(_) => lost(report, None, "unknown_block", "a chat completion message has no place for parts"),
             // never lowered for this target (no images or redacted thinking in its messages)
-            Part::Image(_) | Part::Redacted(_) => {}
+            Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     let refused = message.stop_reason == Some(StopReason::Refusal);

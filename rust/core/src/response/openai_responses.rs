@@ -198,7 +198,7 @@ fn body<'a>(
             }),
             Part::Raw(raw) => output.push(OutItem::Raw(raw)),
             // never lowered for this target (no images or redacted thinking in its output)
-            Part::Text(_) | Part::Image(_) | Part::Redacted(_) => {}
+            Part::Text(_) | Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
     flush(&mut text, &mut output);

@@ -10,4 +10,7 @@ library is imported only in the one module that needs it.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .audit import Entry, Parent, Verification
+from .conversation import DECISIONS, Conversation, EntrySink
+
+__all__ = ["DECISIONS", "Conversation", "Entry", "EntrySink", "Parent", "Verification"]

@@ -12,5 +12,38 @@ from __future__ import annotations
 
 from .audit import Entry, Parent, Verification
 from .conversation import DECISIONS, Conversation, EntrySink
+from .tools import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approvals,
+    Approve,
+    Approver,
+    Deny,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+    ToolRegistry,
+    ToolRunner,
+    tool,
+)
 
-__all__ = ["DECISIONS", "Conversation", "Entry", "EntrySink", "Parent", "Verification"]
+__all__ = [
+    "DECISIONS",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approve",
+    "Approver",
+    "Conversation",
+    "Deny",
+    "Entry",
+    "EntrySink",
+    "Parent",
+    "ToolContext",
+    "ToolFailure",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolRunner",
+    "Verification",
+    "tool",
+]

@@ -195,6 +195,11 @@ class Conversation:
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.entries)
 
+    def __contains__(self, message_id: object) -> bool:
+        """Whether a message with this id is in the conversation."""
+        with self._lock:
+            return message_id in self._latest
+
     def entry(self, entry_id: str) -> Entry:
         """The entry with this id (``KeyError`` if none)."""
         with self._lock:

@@ -259,7 +259,19 @@ class Conversation:
             self._latest[key] = message
             if old is not None:
                 self._dirty.add(key)
+            change = _header_change(message)
+            if change is not None:
+                self._apply(*change)
             return entry
+
+    def _apply(self, control: str, new: str) -> None:
+        """A mode change or branch switch the trail records, applied to the header (the same
+        rule ``load_audit`` replays, so memory and a loaded export always agree)."""
+        if control == "mode_change":
+            self._mode = new
+            self._system_prompt = self._modes.get(new, self._system_prompt)
+        else:
+            self._branch = new
 
     # --- views ------------------------------------------------------------------------------
 
@@ -317,19 +329,13 @@ class Conversation:
             old, old_prompt = self._mode, self._system_prompt
             prompt = self._modes.get(new, old_prompt)
             audit = _who(by, reason) | {"system_prompt": {"old": old_prompt, "new": prompt}}
-            entry = self._append(system_control("mode_change", old=old, new=new), "mode_change", audit, "new")
-            self._mode, self._system_prompt = new, prompt
-            return entry
+            return self._append(system_control("mode_change", old=old, new=new), "mode_change", audit, "new")
 
     def switch_branch(self, name: str, *, by: str | None = None, reason: str | None = None) -> Entry:
         """Record a ``branch_switch`` {old, new}, marking the transition in the trail."""
         with self._lock:
-            old = self._branch
-            entry = self._append(
-                system_control("branch_switch", old=old, new=name), "branch_switch", _who(by, reason), "new"
-            )
-            self._branch = name
-            return entry
+            message = system_control("branch_switch", old=self._branch, new=name)
+            return self._append(message, "branch_switch", _who(by, reason), "new")
 
     def fork(self, at: str | None = None, *, id: str | None = None) -> Conversation:  # noqa: A002
         """An independent copy up to and including entry ``at`` (all of it for ``None``): a new
@@ -479,59 +485,63 @@ def _who(by: str | None, reason: str | None) -> dict[str, Any]:
     return {k: v for k, v in (("by", by), ("reason", reason)) if v is not None}
 
 
-def _changes(entries: Sequence[Entry], control: str) -> Iterator[Entry]:
-    """The entries ``switch_mode`` / ``switch_branch`` made (decision and control both say so)."""
-    for e in entries:
-        if e.decision == control and isinstance(e.message, SystemControlMessage) and e.message.control == control:
-            yield e
-
-
-def _param(entry: Entry, side: str) -> str | None:
-    assert isinstance(entry.message, SystemControlMessage)
-    value = entry.message.params.get(side)
-    return value if isinstance(value, str) else None
-
-
-def _prompt(entry: Entry, side: str) -> tuple[bool, str | None]:
-    """The system prompt a mode_change entry recorded on ``side`` (``old`` / ``new``), if any."""
-    change = entry.audit.get("system_prompt")
-    if isinstance(change, dict) and side in change and (change[side] is None or isinstance(change[side], str)):
-        return True, change[side]
-    return False, None
+def _header_change(message: Message) -> tuple[str, str] | None:
+    """``(control, new)`` for a ``mode_change`` / ``branch_switch`` that names its new state."""
+    if type(message) is SystemControlMessage and message.control in ("mode_change", "branch_switch"):
+        new = message.params.get("new")
+        if isinstance(new, str):
+            return message.control, new
+    return None
 
 
 def _state_before(later: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
     """Mode, system prompt and branch before the ``later`` entries: what the first change
-    among them says was ``old``, else the current values."""
+    among them says was ``old`` (the prompt from its audit, else the mode table), else the
+    current values."""
     mode, prompt, branch = header.mode, header.system_prompt, header.branch
-    first_mode = next(_changes(later, "mode_change"), None)
-    if first_mode is not None:
-        mode = _param(first_mode, "old")
-        found, old_prompt = _prompt(first_mode, "old")
-        if found:
-            prompt = old_prompt
-        elif mode in header.modes:
-            prompt = header.modes[mode]
-    first_branch = next(_changes(later, "branch_switch"), None)
-    if first_branch is not None:
-        branch = _param(first_branch, "old") or branch
+    mode_found = branch_found = False
+    for e in later:
+        change = _header_change(e.message)
+        if change is None:
+            continue
+        params = e.message.params  # type: ignore[union-attr]
+        old = params.get("old")
+        if change[0] == "mode_change" and not mode_found:
+            mode_found = True
+            mode = old if isinstance(old, str) else None
+            recorded = e.audit.get("system_prompt")
+            if isinstance(recorded, dict) and (recorded.get("old") is None or isinstance(recorded.get("old"), str)):
+                prompt = recorded.get("old")
+            elif mode in header.modes:
+                prompt = header.modes[mode]
+        elif change[0] == "branch_switch" and not branch_found:
+            branch_found = True
+            branch = old if isinstance(old, str) else branch
+        if mode_found and branch_found:
+            break
     return mode, prompt, branch
 
 
 def _state_after(entries: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
-    """Mode, system prompt and branch as the trail's last changes set them (the chained trail
-    wins over the header), else the header's."""
+    """Mode, system prompt and branch as the trail's changes leave them (the chained trail wins
+    over the header; a log's header may predate them): the last mode change, the last change
+    to a mode of the table for the prompt, the last branch switch."""
     mode, prompt, branch = header.mode, header.system_prompt, header.branch
-    backwards = entries[::-1]
-    last_mode = next(_changes(backwards, "mode_change"), None)
-    if last_mode is not None:
-        mode = _param(last_mode, "new")
-        found, new_prompt = _prompt(last_mode, "new")
-        if found:
-            prompt = new_prompt
-    last_branch = next(_changes(backwards, "branch_switch"), None)
-    if last_branch is not None:
-        branch = _param(last_branch, "new") or branch
+    mode_found = prompt_found = branch_found = False
+    for e in reversed(entries):
+        change = _header_change(e.message)
+        if change is None:
+            continue
+        control, new = change
+        if control == "mode_change":
+            if not mode_found:
+                mode, mode_found = new, True
+            if not prompt_found and new in header.modes:
+                prompt, prompt_found = header.modes[new], True
+        elif not branch_found:
+            branch, branch_found = new, True
+        if mode_found and prompt_found and branch_found:
+            break
     return mode, prompt, branch
 
 

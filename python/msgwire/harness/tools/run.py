@@ -35,6 +35,7 @@ import contextlib
 import contextvars
 import dataclasses
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
@@ -45,7 +46,7 @@ from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage
 from msgwire.types import now
 
 from . import results as _results
-from .approval import Approvals, Approver, Recorder, decide, fingerprint
+from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, fingerprint
 from .registry import BaseTool, ToolContext, ToolRegistry
 
 __all__ = ["ToolRunner"]
@@ -65,6 +66,7 @@ class _Job:
     call: ToolCallBlock
     tool: BaseTool
     arguments: Any
+    fingerprint: str
 
 
 @dataclasses.dataclass
@@ -158,10 +160,12 @@ class ToolRunner:
     ) -> list[ToolResultMessage]:
         """Run the granted calls of ``approvals.message``: the results, one per call, in call order."""
         calls = approvals.message.tool_calls
+        granted = {r.fingerprint for r in approvals.records if r.approved}
+        decided = {r.call_id: r for r in approvals.records}
         outcomes: list[_Outcome | None] = [None] * len(calls)
         jobs: list[_Job] = []
         for index, call in enumerate(calls):
-            job_or_outcome = self._prepare(index, call, approvals)
+            job_or_outcome = self._prepare(index, call, granted, decided)
             if isinstance(job_or_outcome, _Job):
                 jobs.append(job_or_outcome)
             else:
@@ -172,7 +176,10 @@ class ToolRunner:
             for segment in _segments(jobs):
                 if cancel is not None and cancel.is_set():
                     break
-                await self._run_segment(segment, outcomes, emitter, cancel)
+                if len(segment) == 1 and cancel is None:
+                    await self._run_inline(segment[0], outcomes, emitter)
+                else:
+                    await self._run_segment(segment, outcomes, emitter, cancel)
         except asyncio.CancelledError:
             _not_started(calls, outcomes)
             emitter.flush_quietly()
@@ -183,23 +190,27 @@ class ToolRunner:
 
     # --- internals --------------------------------------------------------------------------
 
-    def _prepare(self, index: int, call: ToolCallBlock, approvals: Approvals) -> _Job | _Outcome:
+    def _prepare(
+        self, index: int, call: ToolCallBlock, granted: set[str], decided: dict[str, DecisionRecord]
+    ) -> _Job | _Outcome:
         """A job to run, or the result the call gets without running."""
+        print_ = fingerprint(call)
         tool = self.registry.get(call.name)
         if tool is None:
             names = self.registry.names
             listed = ", ".join(names[:_MAX_NAMES]) + (", ..." if len(names) > _MAX_NAMES else "")
             short = f"There is no tool named {call.name!r}. Available tools: {listed or 'none'}."
-            return _audited(_results.infrastructure_failure(call, "unknown_tool", short), call, "unknown_tool")
+            failure = _results.infrastructure_failure(call, "unknown_tool", short)
+            return _audited(failure, call, print_, "unknown_tool")
         try:
             arguments = tool.decode(call.arguments)
         except (msgspec.DecodeError, ValueError) as exc:
             text = str(exc) if " - at `" in str(exc) else f"{exc} - at `$`"
             short = f"Invalid arguments for tool {call.name!r}: {text}"
             failure = _results.infrastructure_failure(call, "invalid_arguments", short)
-            return _audited(failure, call, "invalid_arguments")
-        if approvals.grant(call) is None:
-            record = approvals.record_for(call.id)
+            return _audited(failure, call, print_, "invalid_arguments")
+        if call.approval != "approved" or print_ not in granted:
+            record = decided.get(call.id)
             reason: str | None
             if call.approval == "approved":
                 reason = "its arguments are not the ones approved (or no approval was recorded); it was not run"
@@ -207,24 +218,32 @@ class ToolRunner:
                 reason = record.reason
             else:
                 reason = "nobody approved it"
-            return _audited(_results.denied(call, reason), call, "denied")
-        return _Job(index, call, tool, arguments)
+            return _audited(_results.denied(call, reason), call, print_, "denied")
+        return _Job(index, call, tool, arguments, print_)
+
+    async def _run_inline(self, job: _Job, outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
+        """One call on its own, in this task (no task to create, nothing to watch)."""
+        outcomes[job.index] = await self._invoke(job)
+        emitter.flush()
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # the interruption came from outside: pass it on
+            raise asyncio.CancelledError
 
     async def _run_segment(
         self, jobs: list[_Job], outcomes: list[_Outcome | None], emitter: _Emitter, cancel: asyncio.Event | None
     ) -> None:
-        semaphore = asyncio.Semaphore(self.limit) if len(jobs) > self.limit else None
-        tasks = [asyncio.create_task(self._call(job, semaphore, outcomes)) for job in jobs]
+        """Jobs that may run together: ``limit`` workers take them in call order."""
+        queue = iter(jobs)
+        workers = [asyncio.create_task(self._work(queue, outcomes, emitter)) for _ in range(min(self.limit, len(jobs)))]
         waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
-        pending: set[asyncio.Future[Any]] = set(tasks)
+        pending: set[asyncio.Future[Any]] = set(workers)
         try:
             while pending:
                 watched = pending | {waiter} if waiter is not None else pending
                 done, pending = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     if task is not waiter:
-                        task.result()  # a bug in the runner must not pass silently
-                emitter.flush()
+                        task.result()  # the recorder's error, or a bug in the runner: not silently
                 if waiter is not None:
                     pending.discard(waiter)
                     if waiter.done():
@@ -232,23 +251,23 @@ class ToolRunner:
                         emitter.flush()
                         return
         except BaseException:
-            await _interrupt(tasks)  # cancelled from outside, or the recorder failed
+            await _interrupt(workers)  # cancelled from outside, or the recorder failed
             emitter.flush_quietly()
             raise
         finally:
             if waiter is not None:
                 waiter.cancel()
 
-    async def _call(self, job: _Job, semaphore: asyncio.Semaphore | None, outcomes: list[_Outcome | None]) -> None:
+    async def _work(self, jobs: Iterator[_Job], outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
         try:
-            if semaphore is None:
-                outcome = await self._invoke(job)
-            else:
-                async with semaphore:
-                    outcome = await self._invoke(job)
-        except asyncio.CancelledError:  # interrupted while waiting for a slot
-            outcome = _audited(_results.interrupted(job.call), job.call, "interrupted")
-        outcomes[job.index] = outcome
+            for job in jobs:
+                outcome = await self._invoke(job)  # catches the cancellation: an interrupted result
+                outcomes[job.index] = outcome
+                emitter.flush()
+                if outcome.result.status == "interrupted":
+                    return  # the jobs left get theirs as never started
+        except asyncio.CancelledError:
+            return  # cancelled before it took a job
 
     async def _invoke(self, job: _Job) -> _Outcome:
         tool, call = job.tool, job.call
@@ -276,15 +295,17 @@ class ToolRunner:
                         value = await future
             duration = (time.perf_counter() - start) * 1000
             result, kind = _results.success(call, value, started_at, duration)
-            return _audited(result, call, kind)
+            return _audited(result, call, job.fingerprint, kind)
         except _results.ToolFailure as raised:
             duration = (time.perf_counter() - start) * 1000
-            return _audited(_results.domain_failure(call, raised, started_at, duration), call, "domain")
+            return _audited(
+                _results.domain_failure(call, raised, started_at, duration), call, job.fingerprint, "domain"
+            )
         except asyncio.CancelledError:
             if context is not None:
                 context.cancelled.set()
             duration = (time.perf_counter() - start) * 1000
-            return _audited(_results.interrupted(call, started_at, duration), call, "interrupted")
+            return _audited(_results.interrupted(call, started_at, duration), call, job.fingerprint, "interrupted")
         except Exception as exc:
             duration = (time.perf_counter() - start) * 1000
             if timer is not None and timer.expired():
@@ -294,7 +315,7 @@ class ToolRunner:
                 timed_out = _results.infrastructure_failure(
                     call, "timeout", short, exc=exc, started_at=started_at, duration_ms=duration
                 )
-                return _audited(timed_out, call, "timeout")
+                return _audited(timed_out, call, job.fingerprint, "timeout")
             short = _results.exception_summary(call.name, exc)
             recoverable = getattr(exc, "recoverable", True)
             crashed = _results.infrastructure_failure(
@@ -307,7 +328,7 @@ class ToolRunner:
                 started_at=started_at,
                 duration_ms=duration,
             )
-            return _audited(crashed, call, "exception")
+            return _audited(crashed, call, job.fingerprint, "exception")
 
 
 async def _interrupt(tasks: Any) -> None:
@@ -323,7 +344,7 @@ def _not_started(calls: list[ToolCallBlock], outcomes: list[_Outcome | None]) ->
     """Interrupted results for the calls that never started (their segment was not reached)."""
     for index, call in enumerate(calls):
         if outcomes[index] is None:
-            outcomes[index] = _audited(_results.interrupted(call), call, "interrupted")
+            outcomes[index] = _audited(_results.interrupted(call), call, fingerprint(call), "interrupted")
 
 
 def _segments(jobs: list[_Job]) -> list[list[_Job]]:
@@ -337,12 +358,12 @@ def _segments(jobs: list[_Job]) -> list[list[_Job]]:
     return segments
 
 
-def _audited(result: ToolResultMessage, call: ToolCallBlock, kind: str | None) -> _Outcome:
+def _audited(result: ToolResultMessage, call: ToolCallBlock, print_: str, kind: str | None) -> _Outcome:
     audit: dict[str, Any] = {
         "tool": call.name,
         "call_id": call.id,
         "status": result.status,
-        "fingerprint": fingerprint(call),
+        "fingerprint": print_,
     }
     if kind is not None and result.status == "error":
         audit["failure"] = "domain" if kind == "domain" else "infrastructure"

@@ -318,11 +318,14 @@ def load_document(data: bytes, format: Literal["json", "jsonl"] | None = None) -
 
 
 def _looks_like_lines(data: bytes) -> bool:
-    first, newline, rest = data.lstrip().partition(b"\n")
-    if not newline or not rest.strip():
+    """A first line that is a whole JSON object without ``entries``, and an object after it
+    (no copy of the data: it may be large)."""
+    start = len(data) - len(data.lstrip()) if data[:1].isspace() else 0
+    newline = data.find(b"\n", start)
+    if newline == -1 or data.find(b"{", newline) == -1:
         return False
     try:
-        return "entries" not in _first_line_decoder.decode(first)
+        return "entries" not in _first_line_decoder.decode(data[start:newline])
     except msgspec.DecodeError:
         return False
 
@@ -339,39 +342,50 @@ def _load_json(data: bytes) -> tuple[AuditHeader, list[Entry]]:
 
 
 def _load_lines(data: bytes) -> tuple[AuditHeader, list[Entry]]:
-    all_lines = data.split(b"\n")
-    lines = [line for line in all_lines if line.strip()]
-    if not lines:
+    if data[:1].isspace():
+        data = data.lstrip()
+    header_end = data.find(b"\n")
+    if header_end == -1:
+        header_end = len(data)
+    if not data[:header_end].strip():
         raise DecodeError("an audit log in JSON Lines needs a header line", offset=0)
-    header = _header_decoder.decode(lines[0])
-    array = b"[" + b",".join(lines[1:]) + b"]"  # one decode for every entry line
+    header = _header_decoder.decode(data[:header_end])
+    # Every entry line as one JSON array, for one decode: each line break becomes a comma (a
+    # blank line, or an entry spanning lines, makes this fail: the careful path handles those).
+    commas = data.replace(b"\n", b",")
+    end = len(commas)
+    while end > header_end and commas[end - 1 : end] in (b",", b" ", b"\r", b"\t"):
+        end -= 1
+    array = bytearray(b"[")
+    array += memoryview(commas)[header_end + 1 : end]
+    array += b"]"
     try:
         return header, _entries_decoder.decode(array)
     except msgspec.ValidationError:
         pass  # an unknown or older message shape (or a real error): the messages one by one
     except msgspec.DecodeError:
-        array = _rejoined(all_lines, lines[0])
+        array = bytearray(_rejoined(data[header_end + 1 :]))
     try:
         raw = _raw_entries_decoder.decode(array)
     except msgspec.ValidationError:
         raise
     except msgspec.DecodeError:
-        raw = _raw_entries_decoder.decode(_rejoined(all_lines, lines[0]))
+        raw = _raw_entries_decoder.decode(_rejoined(data[header_end + 1 :]))
     return header, [_entry_from_raw(e, f"$[{i}].message") for i, e in enumerate(raw)]
 
 
-def _rejoined(all_lines: list[bytes], header_line: bytes) -> bytes:
-    """The entries as one JSON array, each whole: an unknown message kept byte for byte may
-    hold line breaks in its whitespace, so its entry spans lines."""
-    after_header = all_lines[all_lines.index(header_line) + 1 :]
-    return b"[" + b",".join(_whole_objects(after_header)) + b"]"
+def _rejoined(body: bytes) -> bytes:
+    """The entry lines as one JSON array, each entry whole: blank lines skipped, and an
+    unknown message kept byte for byte may hold line breaks in its whitespace, so its entry
+    spans lines."""
+    return b"[" + b",".join(_whole_objects(body.split(b"\n"))) + b"]"
 
 
 def _whole_objects(lines: list[bytes]) -> list[bytes]:
     objects: list[bytes] = []
     pending = b""
     for line in lines:
-        if not pending and not line.strip():
+        if not pending and (not line or line.isspace()):
             continue  # a blank line between entries
         pending = pending + b"\n" + line if pending else line
         try:

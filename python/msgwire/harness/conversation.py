@@ -419,8 +419,7 @@ class Conversation:
         else:
             data = source.read()
         header, entries = _audit.load_document(data, format)
-        header.mode, header.system_prompt, header.branch = _state_after(entries, header)
-        return cls._from_parts(header, entries)
+        return cls._from_parts(header, entries, replay=True)
 
     # --- internals --------------------------------------------------------------------------
 
@@ -437,7 +436,10 @@ class Conversation:
         )
 
     @classmethod
-    def _from_parts(cls, header: AuditHeader, entries: list[Entry]) -> Conversation:
+    def _from_parts(cls, header: AuditHeader, entries: list[Entry], *, replay: bool = False) -> Conversation:
+        """A conversation of these entries. ``replay``: the mode, branch and system prompt are
+        what the trail's changes leave (the chained trail wins over the header; a log's header
+        may predate them), by the rule ``_apply`` follows."""
         conversation = cls(
             id=header.conversation_id,
             system_prompt=header.system_prompt,
@@ -449,8 +451,17 @@ class Conversation:
         )
         conversation._parent = header.parent
         conversation._entries = entries
-        for e in entries:
-            conversation._latest[_message_key(e.message) or e.id] = e.message
+        latest = conversation._latest
+        for e in entries:  # one pass: the latest state of each message, and the header's changes
+            message = e.message
+            if isinstance(message, UnknownMessage):
+                latest[_message_key(message) or e.id] = message
+                continue
+            latest[message.id or e.id] = message
+            if replay and type(message) is SystemControlMessage:
+                change = _header_change(message)
+                if change is not None:
+                    conversation._apply(*change)
         return conversation
 
     def __eq__(self, other: object) -> bool:
@@ -518,29 +529,6 @@ def _state_before(later: Sequence[Entry], header: AuditHeader) -> tuple[str | No
             branch_found = True
             branch = old if isinstance(old, str) else branch
         if mode_found and branch_found:
-            break
-    return mode, prompt, branch
-
-
-def _state_after(entries: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
-    """Mode, system prompt and branch as the trail's changes leave them (the chained trail wins
-    over the header; a log's header may predate them): the last mode change, the last change
-    to a mode of the table for the prompt, the last branch switch."""
-    mode, prompt, branch = header.mode, header.system_prompt, header.branch
-    mode_found = prompt_found = branch_found = False
-    for e in reversed(entries):
-        change = _header_change(e.message)
-        if change is None:
-            continue
-        control, new = change
-        if control == "mode_change":
-            if not mode_found:
-                mode, mode_found = new, True
-            if not prompt_found and new in header.modes:
-                prompt, prompt_found = header.modes[new], True
-        elif not branch_found:
-            branch, branch_found = new, True
-        if mode_found and prompt_found and branch_found:
             break
     return mode, prompt, branch
 

@@ -110,7 +110,9 @@ def test_export_and_load_through_paths_and_files(tmp_path: Path) -> None:
 
 def test_jsonl_is_the_header_then_one_entry_per_line() -> None:
     c = _sample()
+    c.add(UnknownMessage(b'{"type":"hologram","frames":[1]}', "hologram"), "user_input")
     lines = c.export_audit(format="jsonl").splitlines()
+    assert lines[1:] == [msgwire.dumps(e) for e in c.entries]  # each line is msgwire's own bytes
     header = json.loads(lines[0])
     assert header["conversation_id"] == c.id
     assert "entries" not in header

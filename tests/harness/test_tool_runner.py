@@ -474,3 +474,56 @@ def test_every_call_gets_exactly_one_result_in_call_order(kinds: list[str], limi
     assert recorded == results
     msgwire.validate([message, *results])
     assert conversation.verify()
+
+
+def test_a_declared_tool_run_by_an_async_executor() -> None:
+    """A schema plus an executor object (as an MCP server's tools are): validated, approved, run."""
+
+    class Remote:
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, Any]] = []
+
+        async def execute(self, name: str, arguments: Any) -> Any:
+            self.seen.append((name, arguments))
+            await asyncio.sleep(0)
+            if arguments["q"] == "boom":
+                raise ConnectionResetError("server went away")
+            return {"hits": [arguments["q"]]}
+
+    remote = Remote()
+    registry = ToolRegistry()
+    spec = msgwire.Tool(
+        name="search",
+        description="Search the index.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    )
+    registry.add(spec, remote)
+    with ToolRunner(registry) as runner:
+        ok, missing, boom = _run(runner, _calls(("search", {"q": "cats"}), ("search", {}), ("search", {"q": "boom"})))
+    assert (ok.status, ok.structured_content) == ("success", {"hits": ["cats"]})
+    assert _text(missing) == "Invalid arguments for tool 'search': Object missing required field `q` - at `$`"
+    assert _text(boom) == "Tool 'search' failed: ConnectionResetError: server went away"
+    assert remote.seen == [("search", {"q": "cats"}), ("search", {"q": "boom"})]
+
+
+def test_one_runner_from_several_threads() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def square(n: int) -> int:
+        return n * n
+
+    results: list[list[ToolResultMessage]] = []
+    with ToolRunner(registry, limit=2) as runner:
+
+        def work(k: int) -> None:
+            results.append(runner.run_sync(_calls(*[("square", {"n": k * 10 + i}) for i in range(5)])))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert sorted(_text(r) for batch in results for r in batch) == sorted(
+        str((k * 10 + i) ** 2) for k in range(4) for i in range(5)
+    )

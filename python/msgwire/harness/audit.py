@@ -15,8 +15,9 @@ Export: ``{"version": 1, "conversation_id", "created_at", "system_prompt", "mode
 "branch", "parent", "metadata", "entries": [{"id", "seq", "timestamp", "message", "decision",
 "audit", "hash"}, ...]}``; JSON Lines is the same header on the first line and one entry per
 line after it, for append-only logs (an unknown message kept byte for byte whose whitespace
-holds line breaks spans several lines; ``load_document`` reads it back). One cached msgspec
-encoder writes both.
+holds line breaks spans several lines; ``load_document`` reads it back). Both are written by
+msgwire's codec (``msgwire.dumps``: one cached msgspec encoder; ``encode_lines`` through an
+encoder with the same hook), so the bytes hashed are the bytes written.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from msgwire import Message, UnknownBlock, UnknownMessage, loads
+from msgwire import Message, UnknownBlock, UnknownMessage, dumps, loads
 from msgwire.errors import DecodeError, from_msgspec
 
 __all__ = [
@@ -159,14 +160,24 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
 # --- canonical bytes and the chain ----------------------------------------------------------
 
 
-def _enc_hook(obj: Any) -> Any:
-    # Unknown messages and blocks are written back as they were read, as msgwire.dumps does.
+def _encode(obj: Any) -> bytes:
+    """msgwire's own bytes (``msgwire.dumps``, the codec's cached encoder): the canonical form
+    the chain hashes. ``TypeError`` for what JSON cannot carry."""
+    try:
+        return dumps(obj)
+    except NotImplementedError as exc:  # the codec's word for an object it cannot write
+        raise TypeError(str(exc)) from None
+
+
+def _lines_hook(obj: Any) -> Any:
+    # msgwire.codec's hook (unknown messages and blocks written back as they were read), for
+    # encode_lines, which msgwire.dumps has no form of; test_audit checks the lines are dumps'.
     if isinstance(obj, (UnknownMessage, UnknownBlock)):
         return msgspec.Raw(obj.raw)
     raise TypeError(f"cannot write objects of type {type(obj).__name__} in an audit trail")
 
 
-_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+_lines_encoder = msgspec.json.Encoder(enc_hook=_lines_hook)
 
 
 def entry_bytes(entry: Entry) -> bytes:
@@ -179,7 +190,7 @@ def entry_bytes(entry: Entry) -> bytes:
         decision=entry.decision,
         audit=entry.audit,
     )
-    return _encoder.encode(body)
+    return _encode(body)
 
 
 def _chain(prev: str, body: bytes) -> str:
@@ -198,7 +209,7 @@ def seal(
 ) -> Entry:
     """A new entry chained to ``prev`` (raises ``TypeError`` when the message or the audit
     holds something JSON cannot carry, before anything is appended)."""
-    body = _encoder.encode(_Body(id=id, seq=seq, timestamp=timestamp, message=message, decision=decision, audit=audit))
+    body = _encode(_Body(id=id, seq=seq, timestamp=timestamp, message=message, decision=decision, audit=audit))
     return Entry(
         id=id,
         seq=seq,
@@ -271,12 +282,12 @@ def verify(entries: Sequence[Entry], *, head: str | None = None) -> Verification
 def dump_document(header: AuditHeader, entries: list[Entry]) -> bytes:
     """The JSON export: the header's fields, then ``entries``."""
     fields = {f: getattr(header, f) for f in header.__struct_fields__}
-    return _encoder.encode(AuditDocument(**fields, entries=entries))
+    return _encode(AuditDocument(**fields, entries=entries))
 
 
 def dump_lines(header: AuditHeader, entries: list[Entry]) -> bytes:
     """JSON Lines: the header on the first line, then one entry per line."""
-    return _encoder.encode(header) + b"\n" + _encoder.encode_lines(entries)
+    return _encode(header) + b"\n" + _lines_encoder.encode_lines(entries)
 
 
 # --- load -----------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -102,14 +103,16 @@ class ToolRunner:
         self.timeout = timeout
         self.deps = deps
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # runs from several threads share one pool
 
     # --- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
         """Stop the thread pool (sync tools still running finish in the background)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> ToolRunner:
         return self
@@ -126,9 +129,13 @@ class ToolRunner:
         self.close()
 
     def _threads(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix="msgwire-tool")
-        return self._pool
+        pool = self._pool
+        if pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix="msgwire-tool")
+                pool = self._pool
+        return pool
 
     # --- the steps --------------------------------------------------------------------------
 

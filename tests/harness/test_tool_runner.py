@@ -527,3 +527,33 @@ def test_one_runner_from_several_threads() -> None:
     assert sorted(_text(r) for batch in results for r in batch) == sorted(
         str((k * 10 + i) ** 2) for k in range(4) for i in range(5)
     )
+
+
+def test_odd_values_and_exceptions_still_give_one_result_each() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no words")
+
+    registry = ToolRegistry()
+
+    @registry.tool
+    def odd(kind: str) -> Any:
+        if kind == "unprintable":
+            raise Unprintable
+        if kind == "failure":
+            raise ToolFailure("quota reached", structured=object())  # an extra JSON cannot carry
+        if kind == "unknown-block":
+            return [msgwire.UnknownBlock(b'{"type":"hologram"}', "hologram")]
+        return ""
+
+    conversation = Conversation()
+    kinds = ["unprintable", "failure", "unknown-block", "empty"]
+    with ToolRunner(registry) as runner:
+        results = _run(runner, _calls(*[("odd", {"kind": k}) for k in kinds]), conversation=conversation)
+    unprintable, failure, unknown, empty = results
+    assert _text(unprintable) == "Tool 'odd' failed: Unprintable"
+    assert (failure.status, _text(failure), failure.structured_content) == ("error", "quota reached", None)
+    assert unknown.status == "success"
+    assert unknown.content[0].type == "hologram"
+    assert (empty.status, empty.content) == ("success", [])  # no empty text block for a provider to refuse
+    assert len([e for e in conversation.entries if e.message.type == "tool_result"]) == 4

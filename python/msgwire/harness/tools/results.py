@@ -74,7 +74,9 @@ _BLOCK_TYPES = (*get_args(ContentBlock), UnknownBlock)
 
 
 def _blocks(content: str | list[ContentBlock]) -> list[ContentBlock]:
-    return [TextBlock(text=content)] if isinstance(content, str) else list(content)
+    if isinstance(content, str):
+        return [TextBlock(text=content)] if content else []  # no empty text block (providers refuse them)
+    return list(content)
 
 
 def _result(call: ToolCallBlock, **fields: Any) -> ToolResultMessage:
@@ -105,7 +107,7 @@ def success(
             return result, "domain"
         return _result(call, content=_blocks(value.content), structured_content=structured, **timing), None
     if isinstance(value, str):
-        return _result(call, content=[TextBlock(text=value)], **timing), None
+        return _result(call, content=_blocks(value), **timing), None
     if value is None:
         return _result(call, content=[], **timing), None
     if _is_block(value):
@@ -119,7 +121,10 @@ def success(
 def domain_failure(
     call: ToolCallBlock, failure: ToolFailure, started_at: dt.datetime, duration_ms: float
 ) -> ToolResultMessage:
-    structured = msgspec.to_builtins(failure.structured) if failure.structured is not None else None
+    try:
+        structured = msgspec.to_builtins(failure.structured) if failure.structured is not None else None
+    except (TypeError, ValueError):  # the failure's words are what matter; never fail on the extra
+        structured = None
     return _result(
         call,
         content=[TextBlock(text=failure.message)],
@@ -157,10 +162,23 @@ def infrastructure_failure(
     )
 
 
+def _str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ fails still gets a result
+        return ""
+
+
+def exception_detail(exc: BaseException) -> str:
+    """The exception in full, for ``error.message`` (kept, not sent)."""
+    return f"{type(exc).__name__}: {_str(exc)}"
+
+
 def exception_summary(tool: str, exc: BaseException) -> str:
     """The short text the model sees for an exception: the tool, the exception type and the
     first line of its message, cut at a few hundred characters."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = _str(exc).strip()
+    text = text.splitlines()[0] if text else ""
     if len(text) > _SHORT:
         text = text[: _SHORT - 1] + "…"
     return f"Tool {tool!r} failed: {type(exc).__name__}" + (f": {text}" if text else "")

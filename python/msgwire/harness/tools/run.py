@@ -43,7 +43,7 @@ from typing import Any
 
 import msgspec
 
-from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage
+from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage, dumps
 from msgwire.types import now
 
 from . import results as _results
@@ -329,7 +329,7 @@ class ToolRunner:
                 call,
                 "exception",
                 short,
-                detail=f"{type(exc).__name__}: {exc}",
+                detail=_results.exception_detail(exc),
                 exc=exc,
                 recoverable=recoverable if isinstance(recoverable, bool) else True,
                 started_at=started_at,
@@ -394,7 +394,7 @@ class _Emitter:
             if self.recorder is not None:
                 audit = outcome.audit
                 if "result_bytes" not in audit:
-                    audit["result_bytes"] = len(msgspec.json.encode(outcome.result.content))
+                    audit["result_bytes"] = len(dumps(outcome.result.content))
                 self.recorder.record(outcome.result, _DECISIONS[outcome.result.status], audit)
             self.next += 1
 

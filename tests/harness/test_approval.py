@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 import msgwire
-from msgwire import AssistantMessage, ToolCallBlock
+from msgwire import AssistantMessage, ToolCallBlock, formats
 from msgwire.harness import (
     ApprovalRequest,
     Approve,
@@ -127,6 +127,11 @@ def test_three_parallel_calls_one_denied_one_edited_one_missing() -> None:
     assert conversation.message(message.id) == states[3]
     assert conversation.dirty == {message.id}
     assert conversation.verify()
+    # every call has its own result, denied ones included: no provider sees an unanswered call
+    # (vercel/ai #14428), and no request needs a placeholder
+    for dialect in formats.DIALECTS:
+        _, report = formats.to_request(conversation.session(), dialect, report=True)
+        assert report.by_kind("tool_result") == [], dialect
 
 
 def test_an_approval_does_not_carry_over_to_changed_arguments() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import annotated_types
 import jsonschema
 import msgspec
 import pytest
@@ -16,6 +16,17 @@ from msgwire import Tool, formats
 from msgwire.harness import ToolContext, ToolRegistry, tool
 from msgwire.harness.tools import ExecutorTool, FunctionTool
 from msgwire.harness.tools.schema import parse_docstring
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Shaped as ``annotated_types.Interval`` (read by its attributes, so neither msgwire nor
+    these tests need that library)."""
+
+    gt: int | None = None
+    ge: int | None = None
+    lt: int | None = None
+    le: int | None = None
 
 
 class Location(msgspec.Struct, kw_only=True):
@@ -35,7 +46,7 @@ class TreeNode(msgspec.Struct):
 def get_weather(
     city: Annotated[str, msgspec.Meta(min_length=1)],
     unit: Literal["celsius", "fahrenheit"] = "celsius",
-    days: Annotated[int, annotated_types.Interval(ge=1, le=14)] = 1,
+    days: Annotated[int, Interval(ge=1, le=14)] = 1,
     ctx: ToolContext | None = None,
 ) -> str:
     """Current weather and forecast for a city.

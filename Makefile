@@ -29,6 +29,11 @@ build: venv ## Build the Rust extension (release profile) into .venv
 # Debian packages of the real components the tests run (scripts/system-packages.sh installs the
 # missing ones with apt-get):
 SYSTEM_PACKAGES :=
+# OCR of images (msgwire.harness.resources.ocr, extra "ocr"): Tesseract's English model, orientation and script
+# detection, and German for the two-language test; the tesserocr wheel brings libtesseract, these bring the data
+SYSTEM_PACKAGES += tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-deu
+# fonts the OCR tests render text with (DejaVu Sans, Serif, Mono)
+SYSTEM_PACKAGES += fonts-dejavu-core
 
 .PHONY: system
 system: ## Install the Debian packages the tests and the demo need, when missing
@@ -93,7 +98,7 @@ demo: build ## The main job: show what msgwire does on the bundled examples
 
 .PHONY: bench
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md
-	MSGWIRE_BENCH_FULL=1 $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
+	MSGWIRE_BENCH_FULL=1 MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
 
 .PHONY: format
 format: venv ## Format Rust and Python code
@@ -117,7 +122,7 @@ schema: build ## Regenerate docs/schema-v1.json from the types
 .PHONY: lock
 lock: ## Re-pin requirements/dev.txt from the newest versions of the direct dependencies
 	rm -rf /tmp/msgwire-lock && $(PYTHON) -m venv /tmp/msgwire-lock
-	/tmp/msgwire-lock/bin/pip install --quiet maturin msgspec pytest hypothesis httpx jsonschema pytest-benchmark orjson pydantic-ai-slim openai anthropic httpx-sse ruff mypy rich matplotlib
+	/tmp/msgwire-lock/bin/pip install --quiet maturin msgspec pytest hypothesis httpx jsonschema pytest-benchmark orjson pydantic-ai-slim openai anthropic httpx-sse ruff mypy rich matplotlib requests aiohttp tesserocr pillow lingua-language-detector mcp
 	{ head -2 requirements/dev.txt; /tmp/msgwire-lock/bin/pip freeze; } > requirements/dev.new && mv requirements/dev.new requirements/dev.txt
 
 .PHONY: clean

@@ -466,7 +466,7 @@ def test_file_references_and_mcp_resources_are_marked_text(dialect: str) -> None
     ]
     body, report = convert([user(blocks)], dialect)
     assert [p["text"] for p in body["messages"][0]["content"]] == [
-        '<file path="src/app.py" lines="3-4">\nx = 1\ny = 2\n</file>',
+        '<file path="src/app.py" lines="3-4">\n3 | x = 1\n4 | y = 2\n</file>',
         '<file path="missing.txt" status="error" error="not found"/>',
         '<mcp_resource server="github" uri="repo://acme/README.md" mime_type="text/markdown">\n# Acme\n</mcp_resource>',
     ]

@@ -624,7 +624,7 @@ def test_foreign_blocks_follow_the_policy_and_are_reported() -> None:
         stop_reason="end_turn",
     )
     body, report = formats.to_response(message, "openai", report=True)
-    assert body["choices"][0]["message"]["content"] == '<file path="a.py">\nx = 1\n</file>\n\ndone'
+    assert body["choices"][0]["message"]["content"] == '<file path="a.py">\n1 | x = 1\n</file>\n\ndone'
     assert "reasoning_content" not in body["choices"][0]["message"]
     assert [(e.kind, e.action) for e in report.entries] == [("thinking", "drop"), ("file_reference", "to_text")]
     kept = formats.to_response(message, "openai", policy=msgwire.Policy(thinking="keep"))

@@ -443,3 +443,16 @@ def test_every_stop_reason_reads_back_as_the_target_says_it(source: str, raw: st
         assert back.raw_stop_reason == {"openai": "stop", "ollama": "stop", "gemini": "STOP"}.get(
             target, back.raw_stop_reason
         )
+
+
+def test_made_up_call_ids_agree_between_assemble_and_transcode() -> None:
+    """A Gemini call without an id gets one derived from the response (its id and the payload
+    that carried the call): the same bytes give the same id, read directly or transcoded."""
+    body = (
+        Path(__file__).parent / "fixtures" / "realworld" / "gemini" / "gemini-2.5-pro-parallel-function-calls.sse"
+    ).read_bytes()
+    direct = msgwire.assemble(body, "gemini")
+    via_openai = msgwire.assemble(b"".join(msgwire.transcode(body, "gemini", "openai")), "openai")
+    assert [c.id for c in direct.tool_calls] == [c.id for c in via_openai.tool_calls]
+    assert len({c.id for c in direct.tool_calls}) == len(direct.tool_calls) > 1
+    assert [c.id for c in msgwire.assemble(body, "gemini").tool_calls] == [c.id for c in direct.tool_calls]

@@ -15,6 +15,7 @@ from .errors import (
     StreamError,
     TransportError,
     TruncatedStreamError,
+    UsageError,
     ValidationError,
 )
 from .formats import from_response, to_response, to_response_json
@@ -114,6 +115,7 @@ __all__ = [
     "UnknownMessage",
     "UrlSource",
     "Usage",
+    "UsageError",
     "UsageEvent",
     "UserMessage",
     "ValidationError",

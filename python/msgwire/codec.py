@@ -64,7 +64,15 @@ _SLOW_TARGETS = {Session, list[Message], Message, ContentBlock, *MESSAGE_CLASSES
 
 def dumps(obj: Session | Message | list[Message] | Any) -> bytes:
     """Canonical JSON bytes of a Session (the versioned envelope), a message, a block, or a
-    list of messages. Unknown messages and blocks are written back exactly as they were read."""
+    list of messages. Unknown messages and blocks are written back exactly as they were read.
+
+    Plain dicts are refused (``TypeError``): role/content dicts are a provider's messages, read
+    with ``loads`` (a stored list) or ``formats.from_request`` (a request body)."""
+    if type(obj) is dict or (isinstance(obj, list) and obj and type(obj[0]) is dict):
+        raise TypeError(
+            "dumps writes msgwire objects (a Session, messages, blocks), not dicts: read role/content "
+            "dicts with msgwire.loads (a stored list) or formats.from_request (a request body) first"
+        )
     return _encoder.encode(obj)
 
 

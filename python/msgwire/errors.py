@@ -3,6 +3,12 @@
 Bad data raises ``DecodeError``, a ``ValueError``, so ``except ValueError`` keeps working for
 callers that treat msgwire like ``json``. Every message names where the problem is: a byte
 offset into the input (``offset``) or a JSON path (``path``, e.g. ``$.messages[3].tool_call_id``).
+A caller's mistake (a wrong argument type is ``TypeError``; bytes fed after a stream ended) is
+``UsageError``, a ``RuntimeError``: never bad data, never worth a retry.
+
+Every exception has ``kind``, a stable name for programs to match on (``"json_malformed"``,
+``"schema"``, ``"body_shape"``, ``"not_a_stream"``, ``"limit"``, ``"json_too_deep"``,
+``"provider"``, ``"truncated"``, ``"transport"``, ``"validation"``, ``"usage"``...).
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ __all__ = [
     "MalformedStreamError",
     "MsgwireError",
     "ProviderError",
+    "ResourceError",
     "StreamError",
     "TransportError",
     "TruncatedStreamError",
+    "UsageError",
     "ValidationError",
 ]
 
@@ -26,14 +34,34 @@ __all__ = [
 class MsgwireError(Exception):
     """Base of every error msgwire raises on purpose."""
 
+    kind: str = "error"
+
+
+class UsageError(MsgwireError, RuntimeError):
+    """The API was used wrongly (bytes fed after a stream ended, a sync call on an async
+    source): a bug in the caller, not bad data and not a transport failure."""
+
+    kind = "usage"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
 
 class DecodeError(MsgwireError, ValueError):
     """Input that cannot be read as msgwire data: malformed JSON, wrong shape, wrong type."""
 
-    def __init__(self, message: str, *, offset: int | None = None, path: str | None = None) -> None:
+    kind = "decode"
+
+    def __init__(
+        self, message: str, *, offset: int | None = None, path: str | None = None, kind: str | None = None
+    ) -> None:
         super().__init__(message)
         self.offset = offset
         self.path = path
+        if kind is not None:
+            self.kind = kind
 
 
 class ValidationError(DecodeError):
@@ -42,6 +70,8 @@ class ValidationError(DecodeError):
     ``errors`` lists every problem found as ``(path, message)`` pairs; the exception message
     shows the first ones.
     """
+
+    kind = "validation"
 
     def __init__(self, errors: list[tuple[str, str]]) -> None:
         self.errors = errors
@@ -93,6 +123,8 @@ class StreamError(MsgwireError):
       the target dialect's error frame (forward them, so the client sees the failure too).
     """
 
+    kind = "stream"
+
     def __init__(
         self,
         message: str,
@@ -103,8 +135,12 @@ class StreamError(MsgwireError):
         provider_message: str | None = None,
         limit_name: str | None = None,
         limit: int | None = None,
+        kind: str | None = None,
     ) -> None:
-        Exception.__init__(self, message)
+        # cooperative: in the MalformedStreamError diamond this runs DecodeError.__init__ too
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
         self.dialect = dialect
         self.offset = offset
         self.path: str | None = None
@@ -116,15 +152,6 @@ class StreamError(MsgwireError):
         self.events: list[Any] = []
         self.diagnostics: list[Any] = []
         self.output = b""
-
-
-def fed(feed: Any, chunk: Any) -> tuple[list[Any], StreamError | None]:
-    """``feed(chunk)``, and on a ``StreamError`` the items that chunk completed before it with the
-    error: iterators hand out those items first, then raise, so nothing received is lost."""
-    try:
-        return feed(chunk), None
-    except StreamError as failure:
-        return failure.events, failure
 
 
 # HTTP statuses worth a retry (the same request may succeed), besides every 5xx, and the provider
@@ -146,6 +173,8 @@ class ProviderError(StreamError):
       Anthropic's ``overloaded_error``).
     """
 
+    kind = "provider"
+
     def __init__(
         self, message: str, *, status: int | None = None, request_id: str | None = None, **fields: Any
     ) -> None:
@@ -164,16 +193,35 @@ class TruncatedStreamError(StreamError):
     """The stream ended before the provider's terminal marker (``[DONE]``, ``message_stop``,
     ``response.completed``, a finish reason, ``done: true``)."""
 
+    kind = "truncated"
+
 
 class TransportError(StreamError):
     """The source of the bytes raised (a network error, a closed connection); the original
     exception is the ``__cause__``."""
 
+    kind = "transport"
+
 
 class MalformedStreamError(StreamError, DecodeError):
-    """A payload in the stream is not the JSON its dialect defines (a ``ValueError``)."""
+    """A payload in the stream is not the JSON its dialect defines, or the body is no stream at
+    all (an HTML page, random bytes: ``kind == "not_a_stream"``, the first bytes shown); a
+    ``ValueError``."""
+
+    kind = "json_malformed"
 
 
 class LimitExceededError(StreamError, DecodeError):
     """A configured limit was exceeded (``limit_name``, ``limit``): the stream was refused
     rather than buffered without bound (a ``ValueError``)."""
+
+    kind = "limit"
+
+
+class ResourceError(MsgwireError):
+    """A file, image or MCP resource the harness could not read or was not allowed to
+    (``msgwire.harness.resources``). Only explicit look-ups raise it; ``resolve()`` records the
+    same message on the block (``status="error"``) instead, so one bad reference never loses a
+    message."""
+
+    kind = "resource"

@@ -72,15 +72,29 @@ dialect unchanged (dropped for another one, by default).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, get_args, overload
 
 import msgspec
 
 from . import _core
+from ._corestream import decode_message
 from .codec import dumps, loads
-from .stream import _decode_message
-from .types import AssistantMessage, LossReport, Message, Policy, Session, Tool, ToolCallIds, new_id, now
+from .types import (
+    AssistantMessage,
+    LossReport,
+    Message,
+    Policy,
+    Session,
+    SystemControlMessage,
+    Tool,
+    ToolCallIds,
+    ToolResultMessage,
+    UnknownMessage,
+    UserMessage,
+    new_id,
+    now,
+)
 
 __all__ = [
     "DIALECTS",
@@ -133,7 +147,7 @@ def _convert(
         raise ValueError(f"tool_call_ids must be one of {get_args(ToolCallIds)} or None, got {tool_call_ids!r}")
     if not isinstance(missing_result, str):
         raise TypeError(f"missing_result must be a str, got {type(missing_result).__name__}")
-    data = dumps(source if isinstance(source, Session) else list(source))
+    data = dumps(source if isinstance(source, Session) else _messages(source))
     text = None if missing_result == MISSING_RESULT else missing_result
     options = None
     given = (system_prompt, policy, text, tool_call_ids)
@@ -148,6 +162,35 @@ def _convert(
         )
         options = _options_encoder.encode(opts)
     return _core.to_request_json(data, dialect, options)
+
+
+_MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
+
+
+def _messages(source: object) -> list[Message]:
+    """``source`` as a list of canonical messages, or a ``TypeError`` that says what it is."""
+    if isinstance(source, _MESSAGE_TYPES):
+        raise TypeError(f"to_request takes a Session or a list of messages, got one {type(source).__name__}: pass [it]")
+    if isinstance(source, dict):
+        raise TypeError(
+            "to_request takes a Session or a list of messages, got a dict (a provider request body? "
+            "read it with formats.from_request(body, dialect))"
+        )
+    if isinstance(source, (str, bytes, bytearray)) or not isinstance(source, Sequence | Iterable):
+        raise TypeError(f"to_request takes a Session or a list of messages, got {type(source).__name__}")
+    messages = list(source)
+    for index, message in enumerate(messages):
+        if isinstance(message, dict):
+            hint = (
+                "a provider's role/content message: read the body with formats.from_request(body, dialect), "
+                "or a stored list with msgwire.loads"
+                if "role" in message
+                else "a dict"
+            )
+            raise TypeError(f"messages[{index}] is {hint}, not a msgwire message")
+        if not isinstance(message, _MESSAGE_TYPES):
+            raise TypeError(f"messages[{index}] is {type(message).__name__}, not a msgwire message")
+    return messages
 
 
 def _report(raw: bytes) -> LossReport:
@@ -262,8 +305,12 @@ def from_request(body: dict[str, Any] | bytes | str, dialect: str) -> Session:
         data = msgspec.json.encode(body)
     elif isinstance(body, str):
         data = body.encode()
-    else:
+    elif isinstance(body, (bytes, bytearray, memoryview)):
         data = bytes(body)
+    elif isinstance(body, list):
+        raise TypeError("from_request takes a request body (a dict), got a list: pass {'messages': [...]}")
+    else:
+        raise TypeError(f"from_request takes a request body (a dict, JSON bytes or str), got {type(body).__name__}")
     return loads(_core.from_request_json(data, dialect))
 
 
@@ -365,4 +412,4 @@ def from_response(body: dict[str, Any] | bytes | str | Any, dialect: str) -> Ass
     (``$.choices[0].message.tool_calls[1].function.arguments``)."""
     data = _response_bytes(body)
     timestamp = msgspec.json.encode(now())[1:-1].decode()
-    return _decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))
+    return decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))

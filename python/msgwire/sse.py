@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ._core import NDJSONParser, SSEParser, SSEPending
-from .errors import MsgwireError, fed
+from ._source import fed
+from .errors import MsgwireError
 
 if TYPE_CHECKING:
     import httpx

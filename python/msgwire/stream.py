@@ -9,110 +9,23 @@ returns everything that arrived.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Generator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Any
 
 import msgspec
 
-from . import _core
-from .codec import loads
-from .errors import StreamError, TransportError, fed
-from .types import AssistantMessage, Diagnostic, Event, new_id, now
+from ._corestream import CoreStream, apull, new_core, pull
+from ._source import achunks, chunks, fed
+from .errors import StreamError
+from .types import AssistantMessage, Diagnostic, Event
 
 __all__ = ["AsyncStream", "Decoder", "Stream", "assemble", "astream", "stream"]
 
 _events = msgspec.json.Decoder(list[Event])
-_message = msgspec.json.Decoder(AssistantMessage)
-_diagnostics = msgspec.json.Decoder(list[Diagnostic])
 _NO_EVENTS = b"[]"
-_READ_SIZE = 64 * 1024
 
 
-def _decode_message(data: bytes) -> AssistantMessage:
-    try:
-        return _message.decode(data)
-    except msgspec.ValidationError:  # a provider block kept raw (server tools): the slow path keeps it
-        # The core writes the message without its `type` tag, which the slow path needs to
-        # know what it reads.
-        if not data.startswith(b'{"type":'):
-            data = b'{"type":"assistant",' + data[1:]
-        message: AssistantMessage = loads(data, type=AssistantMessage)
-        return message
-
-
-def _new_core(
-    dialect: str,
-    *,
-    target: str | None = None,
-    partial_args: bool = False,
-    provider: str | None = None,
-    events: bool = True,
-    max_event_size: int | None = None,
-    max_line_size: int | None = None,
-    max_tool_args_size: int | None = None,
-    max_depth: int | None = None,
-) -> _core.Decoder:
-    if max_depth is not None and not 0 < max_depth <= 200:
-        raise ValueError(f"max_depth must be within 1..200, got {max_depth}")
-    sizes = {
-        "max_event_size": max_event_size,
-        "max_line_size": max_line_size,
-        "max_tool_args_size": max_tool_args_size,
-    }
-    for name, size in sizes.items():
-        if size is not None and size < 0:
-            raise ValueError(f"{name} must be a number of bytes (0 or more), got {size}")
-    return _core.Decoder(
-        dialect,
-        id=new_id(),
-        timestamp=msgspec.json.encode(now())[1:-1].decode(),
-        provider=provider,
-        events=events,
-        partial_args=partial_args,
-        target=target,
-        max_event_size=max_event_size,
-        max_line_size=max_line_size,
-        max_tool_args_size=max_tool_args_size,
-        max_depth=max_depth,
-    )
-
-
-class _CoreStream:
-    """What a ``Decoder`` and a ``Transcoder`` share: the core state of one stream."""
-
-    __slots__ = ("_core",)
-
-    _core: _core.Decoder
-
-    @property
-    def dialect(self) -> str:
-        return self._core.dialect
-
-    @property
-    def offset(self) -> int:
-        """Bytes fed so far."""
-        return self._core.offset
-
-    def abort(self, reason: str) -> None:
-        """End the stream because its source failed; the message stays as it is, failed."""
-        self._core.abort(reason)
-
-    def message(self) -> AssistantMessage:
-        """The message so far: a snapshot, valid at any time, also after a failure."""
-        return _decode_message(self._core.message())
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return _diagnostics.decode(self._core.diagnostics())
-
-    def _annotate(self, error: StreamError, events: list[Event]) -> StreamError:
-        error.events = events
-        error.partial_message = self.message()
-        error.diagnostics = self.diagnostics
-        return error
-
-
-class Decoder(_CoreStream):
+class Decoder(CoreStream):
     """Push-style decoding of one stream: ``feed(bytes) -> list[Event]``, then ``finish()``.
 
     Options (keyword-only): ``partial_args`` (each ``ToolCallDelta.parsed`` holds the arguments
@@ -135,7 +48,7 @@ class Decoder(_CoreStream):
         max_tool_args_size: int | None = None,
         max_depth: int | None = None,
     ) -> None:
-        self._core = _new_core(
+        self._core = new_core(
             dialect,
             provider=provider,
             events=events,
@@ -152,8 +65,6 @@ class Decoder(_CoreStream):
         Raises a ``StreamError`` subclass when the stream fails; its ``events`` holds the events
         this chunk completed before the failure.
         """
-        if type(data) is not bytes:
-            data = bytes(data)  # the core reads bytes objects (a bytearray or memoryview is copied once)
         batch = self._core.feed(data)
         events = _events.decode(batch) if batch != _NO_EVENTS else []
         if self._core.ended:
@@ -176,49 +87,7 @@ class Decoder(_CoreStream):
         error = self._core.error()
         if error is not None:
             assert isinstance(error, StreamError)  # _core only reports StreamError subclasses
-            raise self._annotate(error, events)
-
-
-def _chunks(source: Any) -> Iterable[bytes]:
-    """The byte chunks of a source: bytes, an httpx / requests response, a binary file, or any
-    iterable of bytes."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return (source if type(source) is bytes else bytes(source),)
-    if isinstance(source, str):
-        raise TypeError("a stream is bytes, not str: pass data.encode() or the raw response")
-    if hasattr(source, "iter_bytes"):  # httpx.Response
-        return source.iter_bytes()  # type: ignore[no-any-return]
-    if hasattr(source, "iter_content"):  # requests.Response
-        return source.iter_content(chunk_size=None)  # type: ignore[no-any-return]
-    if hasattr(source, "read"):  # a binary file, urllib3 / http.client responses
-        return iter(lambda: source.read(_READ_SIZE), b"")
-    return source  # type: ignore[no-any-return]
-
-
-def _achunks(source: Any) -> AsyncIterator[bytes]:
-    if hasattr(source, "aiter_bytes"):  # httpx.Response
-        return source.aiter_bytes()  # type: ignore[no-any-return]
-    content = getattr(source, "content", None)
-    if content is not None and hasattr(content, "iter_any"):  # aiohttp.ClientResponse
-        return content.iter_any()  # type: ignore[no-any-return]
-    if isinstance(source, AsyncIterable):
-        return source.__aiter__()
-    return _as_async(_chunks(source))
-
-
-async def _as_async(chunks: Iterable[bytes]) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        yield chunk
-
-
-def _transport_error(decoder: _CoreStream, cause: BaseException) -> StreamError:
-    decoder.abort(f"{type(cause).__name__}: {cause}")
-    error = TransportError(
-        f"{decoder.dialect} stream: the source failed: {type(cause).__name__}: {cause}",
-        dialect=decoder.dialect,
-        offset=decoder.offset,
-    )
-    return decoder._annotate(error, [])
+            raise self.annotate(error, events)
 
 
 class Stream:
@@ -232,18 +101,12 @@ class Stream:
     def __init__(self, source: Any, dialect: str, **options: Any) -> None:
         self._source = source
         self._decoder = Decoder(dialect, **options)
+        self._chunks = chunks(source, self._decoder.dialect, purpose="msgwire.stream")
         self._events = self._run()
 
     def _run(self) -> Generator[Event, None, None]:
         decoder = self._decoder
-        chunks = iter(_chunks(self._source))
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                break
-            except Exception as cause:
-                raise _transport_error(decoder, cause) from cause
+        while (chunk := pull(self._chunks, decoder)) is not None:
             events, failure = fed(decoder.feed, chunk)
             yield from events
             if failure is not None:
@@ -293,18 +156,12 @@ class AsyncStream:
     def __init__(self, source: Any, dialect: str, **options: Any) -> None:
         self._source = source
         self._decoder = Decoder(dialect, **options)
+        self._chunks = achunks(source, self._decoder.dialect, purpose="msgwire.astream")
         self._events = self._run()
 
     async def _run(self) -> AsyncGenerator[Event, None]:
         decoder = self._decoder
-        chunks = _achunks(self._source)
-        while True:
-            try:
-                chunk = await chunks.__anext__()
-            except StopAsyncIteration:
-                break
-            except Exception as cause:
-                raise _transport_error(decoder, cause) from cause
+        while (chunk := await apull(self._chunks, decoder)) is not None:
             events, failure = fed(decoder.feed, chunk)
             for event in events:
                 yield event
@@ -372,13 +229,7 @@ def assemble(source: Any, dialect: str, **options: Any) -> AssistantMessage:
     decoder = Decoder(dialect, **options)
     core = decoder._core
     feed = core.feed  # no events come back: skip the wrapper, check for a failure per chunk
-    chunks = iter(_chunks(source))
-    while not core.ended:
-        try:
-            chunk = next(chunks)
-        except StopIteration:
-            break
-        except Exception as cause:
-            raise _transport_error(decoder, cause) from cause
-        feed(chunk if type(chunk) is bytes else bytes(chunk))
+    source_chunks = chunks(source, decoder.dialect, purpose="msgwire.assemble")
+    while not core.ended and (chunk := pull(source_chunks, decoder)) is not None:
+        feed(chunk)
     return decoder.finish()

@@ -18,13 +18,14 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from typing import Any
 
+from ._corestream import CoreStream, apull, new_core, pull
+from ._source import achunks, chunks
 from .errors import StreamError
-from .stream import _achunks, _chunks, _CoreStream, _new_core, _transport_error
 
 __all__ = ["Transcoder", "atranscode", "transcode"]
 
 
-class Transcoder(_CoreStream):
+class Transcoder(CoreStream):
     """Push-style transcoding: ``feed(bytes) -> bytes`` of the target stream, then ``finish()``.
 
     ``message()`` and ``diagnostics`` describe the source stream as ``Decoder`` does. Options
@@ -44,7 +45,7 @@ class Transcoder(_CoreStream):
         max_tool_args_size: int | None = None,
         max_depth: int | None = None,
     ) -> None:
-        self._core = _new_core(
+        self._core = new_core(
             source_dialect,
             target=target_dialect,
             provider=provider,
@@ -61,8 +62,6 @@ class Transcoder(_CoreStream):
         Raises a ``StreamError`` when the source fails; its ``output`` holds this chunk's target
         bytes, the target's error frame last.
         """
-        if type(data) is not bytes:
-            data = bytes(data)
         output = self._core.feed(data)
         if self._core.ended:
             self._raise_failure(output)
@@ -84,15 +83,9 @@ class Transcoder(_CoreStream):
         error = self._core.error()
         if error is not None:
             assert isinstance(error, StreamError)  # _core only reports StreamError subclasses
-            self._annotate(error, [])
+            self.annotate(error, [])
             error.output = output
             raise error
-
-
-def _failed_source(transcoder: Transcoder, cause: BaseException) -> StreamError:
-    error = _transport_error(transcoder, cause)
-    error.output = transcoder._core.finish()
-    return error
 
 
 def _fed(step: Callable[[], bytes]) -> tuple[bytes, StreamError | None]:
@@ -104,23 +97,42 @@ def _fed(step: Callable[[], bytes]) -> tuple[bytes, StreamError | None]:
         return failure.output, failure
 
 
+def _next(source: Iterator[bytes], transcoder: Transcoder) -> tuple[bytes | None, StreamError | None]:
+    """The next source chunk, or the failure of the source with the target's error frame."""
+    try:
+        return pull(source, transcoder), None
+    except StreamError as failure:
+        failure.output = transcoder._core.finish()
+        return None, failure
+
+
+async def _anext(source: AsyncIterator[bytes], transcoder: Transcoder) -> tuple[bytes | None, StreamError | None]:
+    try:
+        return await apull(source, transcoder), None
+    except StreamError as failure:
+        failure.output = transcoder._core.finish()
+        return None, failure
+
+
 def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> Iterator[bytes]:
     """The stream of ``source`` (bytes, an iterable of bytes, a file, an httpx / requests
     response) rewritten from ``from_dialect`` to ``to_dialect``, chunk by chunk as it arrives.
 
-    On a failure the target's error frame is yielded, then the ``StreamError`` raised.
+    On a failure the target's error frame is yielded, then the ``StreamError`` raised. The
+    dialects and the source are checked at the call (``ValueError``, ``TypeError``).
     """
     transcoder = Transcoder(from_dialect, to_dialect, **options)
-    chunks = iter(_chunks(source))
+    return _transcoded(transcoder, chunks(source, transcoder.dialect, purpose="msgwire.transcode"))
+
+
+def _transcoded(transcoder: Transcoder, source: Iterator[bytes]) -> Iterator[bytes]:
     while True:
-        try:
-            chunk = next(chunks)
-        except StopIteration:
+        chunk, failure = _next(source, transcoder)
+        if failure is not None:
+            yield failure.output
+            raise failure from failure.__cause__
+        if chunk is None:
             break
-        except Exception as cause:
-            failed = _failed_source(transcoder, cause)
-            yield failed.output
-            raise failed from cause
         output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output
@@ -132,20 +144,21 @@ def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -
         raise failure
 
 
-async def atranscode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> AsyncIterator[bytes]:
+def atranscode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> AsyncIterator[bytes]:
     """``transcode`` for ``async for``: the source is an async iterable of bytes or an httpx /
     aiohttp response."""
     transcoder = Transcoder(from_dialect, to_dialect, **options)
-    chunks = _achunks(source)
+    return _atranscoded(transcoder, achunks(source, transcoder.dialect, purpose="msgwire.atranscode"))
+
+
+async def _atranscoded(transcoder: Transcoder, source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     while True:
-        try:
-            chunk = await chunks.__anext__()
-        except StopAsyncIteration:
+        chunk, failure = await _anext(source, transcoder)
+        if failure is not None:
+            yield failure.output
+            raise failure from failure.__cause__
+        if chunk is None:
             break
-        except Exception as cause:
-            failed = _failed_source(transcoder, cause)
-            yield failed.output
-            raise failed from cause
         output, failure = _fed(partial(transcoder.feed, chunk))
         if output:
             yield output

@@ -413,12 +413,18 @@ impl Builder {
         }
     }
 
-    /// An id for a call the provider sent without one (Gemini before 3, Ollama): unique
-    /// across messages because it ends with the message id's random bits.
-    pub fn synthetic_call_id(&self, index: usize) -> String {
-        let id = &self.message.id;
-        let tail = id.get(id.len().saturating_sub(12)..).unwrap_or(id);
-        format!("call_{tail}_{index}")
+    /// An id for a call the provider sent without one (Gemini before 3, Ollama), derived from
+    /// the response: a hash of its id and of the payload that carried the call, and the block's
+    /// index. The same bytes give the same ids however they are read (`assemble`, a stream,
+    /// `transcode`, `from_response`), and calls of different responses get different ids.
+    pub fn synthetic_call_id(&self, index: usize, payload: &str) -> String {
+        // FNV-1a, 64 bits: stable across builds and platforms (std's hasher is not)
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let response = self.message.response_id.as_deref().unwrap_or("");
+        for byte in response.bytes().chain([0]).chain(payload.bytes()) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("call_{:012x}_{index}", hash >> 16)
     }
 
     /// Fill the id of a call that began without one.

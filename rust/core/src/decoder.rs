@@ -6,6 +6,7 @@
 //! the message assembled so far stays readable, marked `stop_reason = error`.
 
 use crate::assemble::{Builder, BuilderOptions};
+use crate::body::Sniff;
 use crate::dialect::{Dialect, DialectName, Framing};
 use crate::error::{Error, ErrorKind};
 use crate::event::EventSink;
@@ -24,6 +25,8 @@ pub struct StreamDecoder {
     framer: Framer,
     dialect: Box<dyn Dialect + Send + Sync>,
     builder: Builder,
+    /// Whether the body is a stream at all (a provider's JSON error, an HTML page...).
+    sniff: Sniff,
     failure: Option<Error>,
     ended: bool,
     /// Bytes of the whole stream, once finished (`finish` readies the framer for a new stream).
@@ -60,7 +63,8 @@ impl StreamDecoder {
                 Framer::Ndjson(NdjsonParser::new(limits.max_line_size.min(limits.max_event_size)), name)
             }
         };
-        Self { name, framer, dialect: name.decoder(), builder, failure: None, ended: false, length: None }
+        let dialect = name.decoder();
+        Self { name, framer, dialect, builder, sniff: Sniff::default(), failure: None, ended: false, length: None }
     }
 
     pub fn dialect(&self) -> DialectName {
@@ -82,7 +86,7 @@ impl StreamDecoder {
             return length;
         }
         match &self.framer {
-            Framer::Sse(parser) => parser.offset(),
+            Framer::Sse(parser) => parser.offset() + self.sniff.kept(),
             Framer::Ndjson(parser, _) => parser.offset(),
         }
     }
@@ -102,25 +106,37 @@ impl StreamDecoder {
             return Err(failure.clone());
         }
         if self.ended {
-            return Err(self.fail(Error::schema("bytes fed after the stream was finished", None)));
+            // the caller's mistake, not the stream's: nothing is marked failed
+            return Err(Error::usage("bytes fed after the stream was finished"));
         }
-        let Self { framer, dialect, builder, .. } = self;
+        let Self { framer, dialect, builder, sniff, .. } = self;
         let result = match framer {
-            Framer::Sse(parser) => parser.feed(chunk, |event| {
-                builder.set_offset(event.data_offset);
-                dialect.on_payload(event.event, event.data, builder)
-            }),
-            Framer::Ndjson(parser, limit_name) => parser
-                .feed(chunk, |line| {
-                    builder.set_offset(line.offset);
-                    dialect.on_payload("", line.text, builder)
+            Framer::Sse(parser) => {
+                let max_size = builder.limits().max_event_size;
+                sniff.split(chunk, parser.offset() + sniff.kept(), max_size).and_then(|chunk| {
+                    parser.feed(chunk, |event| {
+                        sniff.dispatched = true;
+                        builder.set_offset(event.data_offset);
+                        dialect.on_payload(event.event, event.data, builder)
+                    })
                 })
-                .map_err(|mut error| {
-                    if let ErrorKind::Limit { name: name @ "max_line_size", .. } = &mut error.kind {
-                        *name = limit_name;
-                    }
-                    error
-                }),
+            }
+            Framer::Ndjson(parser, limit_name) => {
+                sniff.note_head(chunk);
+                parser
+                    .feed(chunk, |line| {
+                        builder.set_offset(line.offset);
+                        let result = dialect.on_payload("", line.text, builder).map_err(|e| sniff.ndjson_error(e));
+                        sniff.dispatched = true;
+                        result
+                    })
+                    .map_err(|mut error| {
+                        if let ErrorKind::Limit { name: name @ "max_line_size", .. } = &mut error.kind {
+                            *name = limit_name;
+                        }
+                        error
+                    })
+            }
         };
         result.map_err(|error| self.fail(error))
     }
@@ -135,10 +151,10 @@ impl StreamDecoder {
         }
         self.ended = true;
         self.length = Some(self.offset());
-        let Self { framer, dialect, builder, .. } = self;
+        let end = self.offset(); // before `finish`, which readies the framer for a new stream
+        let Self { name, framer, dialect, builder, sniff, .. } = self;
         let result = match framer {
             Framer::Sse(parser) => {
-                let end = parser.offset(); // before `finish`, which readies the parser for a new stream
                 let pending = parser.finish();
                 if let Some(offset) = pending.undispatched {
                     // The spec discards a block with no blank line after it; say so.
@@ -146,14 +162,16 @@ impl StreamDecoder {
                     builder.set_offset(offset);
                     builder.diagnostic("undispatched_event", message);
                 }
+                let read = sniff.finish_sse(*name, dialect.as_mut(), builder);
                 builder.set_offset(end);
-                Ok(())
+                read
             }
             Framer::Ndjson(parser, _) => {
-                let end = parser.offset();
                 let last = parser.finish(|line| {
                     builder.set_offset(line.offset);
+                    let object = line.text.trim_start().starts_with('{');
                     dialect.on_payload("", line.text, builder).map_err(|error| match error.kind {
+                        ErrorKind::Json { .. } | ErrorKind::JsonSyntax(_) if !object => sniff.ndjson_error(error),
                         // A last line without its LF that does not parse was cut, not malformed.
                         ErrorKind::Json { detail } => {
                             Error::truncated(format!("the last line was cut ({detail})"), end)

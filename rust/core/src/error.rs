@@ -3,15 +3,25 @@
 //! The message is built only when the error is displayed (jiter's habit): the hot paths carry
 //! a kind and an offset, nothing more.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// What went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The input is not valid JSON; `detail` is the JSON parser's own description.
     Json { detail: String },
-    /// Valid JSON of the wrong shape for the canonical schema.
+    /// Valid JSON of the wrong shape for the canonical schema (a msgwire document).
     Schema { detail: String },
+    /// Valid JSON of the wrong shape for a provider's body: a request, a response, a stream
+    /// payload (`what` says which).
+    Body { what: &'static str, detail: String },
+    /// A body that is not the stream it should be (`framing`: `SSE` or `NDJSON`): an HTML error
+    /// page, random bytes, a JSON document that is no provider error; `head` shows how it starts.
+    NotAStream { framing: &'static str, head: String, hint: &'static str },
+    /// The caller used the API wrongly (bytes fed after the end): a bug in the caller, not bad data.
+    Usage { detail: String },
+    /// A value could not be written as JSON (never expected: every written type is plain data).
+    Write { detail: String },
     /// A configured limit was exceeded (`max_line_size`, `max_event_size`, `max_tool_args_size`,
     /// `max_depth`): the input is refused rather than buffered without bound.
     Limit { name: &'static str, limit: usize },
@@ -78,6 +88,67 @@ impl Error {
         Self { kind: ErrorKind::Schema { detail: detail.into() }, offset }
     }
 
+    /// A provider body of the wrong shape: `what` is `request body`, `response body` or `stream payload`.
+    pub fn body(what: &'static str, detail: impl Into<String>, offset: Option<usize>) -> Self {
+        Self { kind: ErrorKind::Body { what, detail: detail.into() }, offset }
+    }
+
+    pub fn usage(detail: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Usage { detail: detail.into() }, offset: None }
+    }
+
+    pub fn write(err: &serde_json::Error) -> Self {
+        Self { kind: ErrorKind::Write { detail: err.to_string() }, offset: None }
+    }
+
+    /// A body that is not a stream, shown by its first bytes (`head`, lossily as text), with a
+    /// `hint` (`": ..."`) of what it may be.
+    pub fn not_a_stream(framing: &'static str, head: &[u8], hint: &'static str) -> Self {
+        let mut shown = String::new();
+        for c in String::from_utf8_lossy(head).chars() {
+            match c {
+                '\n' => shown.push_str("\\n"),
+                '\r' => shown.push_str("\\r"),
+                '\t' => shown.push_str("\\t"),
+                '"' | '\\' => {
+                    shown.push('\\');
+                    shown.push(c);
+                }
+                c if c.is_control() => {
+                    let _ = write!(shown, "\\x{:02x}", u32::from(c));
+                }
+                c => shown.push(c),
+            }
+        }
+        let head = shown;
+        Self { kind: ErrorKind::NotAStream { framing, head, hint }, offset: Some(0) }
+    }
+
+    /// A stable, machine-readable name of the kind (the `kind` attribute of the Python exception).
+    pub fn code(&self) -> &'static str {
+        match &self.kind {
+            ErrorKind::Json { .. } | ErrorKind::JsonSyntax(_) => "json_malformed",
+            ErrorKind::Schema { .. } => "schema",
+            ErrorKind::Body { .. } => "body_shape",
+            ErrorKind::NotAStream { .. } => "not_a_stream",
+            ErrorKind::Usage { .. } => "usage",
+            ErrorKind::Write { .. } => "write",
+            ErrorKind::Limit { .. } => "limit",
+            ErrorKind::JsonTooDeep { .. } => "json_too_deep",
+            ErrorKind::Provider { .. } => "provider",
+            ErrorKind::Truncated { .. } => "truncated",
+        }
+    }
+
+    /// The same error about a provider body (`what`): a schema error becomes a body error.
+    #[must_use]
+    pub fn in_body(mut self, what: &'static str) -> Self {
+        if let ErrorKind::Schema { detail } = &mut self.kind {
+            self.kind = ErrorKind::Body { what, detail: std::mem::take(detail) };
+        }
+        self
+    }
+
     pub fn limit(name: &'static str, limit: usize, offset: u64) -> Self {
         Self { kind: ErrorKind::Limit { name, limit }, offset: usize::try_from(offset).ok() }
     }
@@ -127,6 +198,12 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::Json { detail } => write!(f, "JSON is malformed: {detail}")?,
             ErrorKind::Schema { detail } => write!(f, "invalid canonical document: {detail}")?,
+            ErrorKind::Body { what, detail } => write!(f, "invalid {what}: {detail}")?,
+            ErrorKind::NotAStream { framing, head, hint } => {
+                write!(f, "not an {framing} body{hint} (it starts with \"{head}\")")?;
+            }
+            ErrorKind::Usage { detail } => write!(f, "{detail}")?,
+            ErrorKind::Write { detail } => write!(f, "cannot write JSON: {detail}")?,
             ErrorKind::Limit { name, limit } => write!(f, "{name} exceeded: more than {limit} bytes")?,
             ErrorKind::Provider { error_type, message } => write!(f, "the provider reported {error_type}: {message}")?,
             ErrorKind::Truncated { detail } => write!(f, "the stream ended early: {detail}")?,

@@ -5,6 +5,7 @@
 //! - [`sse`], [`ndjson`]: incremental framers of the two stream formats.
 
 pub mod assemble;
+mod body;
 pub mod canonical;
 pub mod decoder;
 pub mod dialect;

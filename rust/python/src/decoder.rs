@@ -7,7 +7,7 @@
 //! to raise, so the Python side can hand out those events first and keep the partial message.
 
 use msgwire_core::assemble::BuilderOptions;
-use msgwire_core::{Error, Limits, StreamDecoder};
+use msgwire_core::{Error, ErrorKind, Limits, StreamDecoder};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -64,12 +64,17 @@ impl PyDecoder {
         Ok(Self { inner })
     }
 
-    /// Decode the next bytes; returns the events they completed (a JSON array).
-    fn feed<'py>(&mut self, py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
+    /// Decode the next bytes; returns the events they completed (a JSON array). Raises only for
+    /// a caller's mistake (bytes after the end); a stream failure is reported by `error()`.
+    fn feed<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = args::chunk_bytes(py, data)?;
         let inner = &mut self.inner;
-        // A failure is kept in the decoder and reported by `error()`.
-        let _ = detached(py, data.len(), || inner.feed(data));
-        PyBytes::new(py, &self.inner.take_events())
+        if let Err(e) = detached(py, data.len(), || inner.feed(&data)) {
+            if matches!(e.kind, ErrorKind::Usage { .. }) {
+                return Err(stream_error(py, &e, inner.dialect().as_str(), None));
+            }
+        }
+        Ok(PyBytes::new(py, &self.inner.take_events()))
     }
 
     /// End the stream; returns the last events (a JSON array).

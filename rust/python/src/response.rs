@@ -2,13 +2,13 @@
 //! `msgwire.formats`. Every provider rule lives in `msgwire_core::response`; this only converts
 //! arguments, releases the GIL for large inputs and maps errors.
 
-use msgwire_core::response::{self, Options, ResponseError};
-use msgwire_core::{ErrorKind, request};
+use msgwire_core::request;
+use msgwire_core::response::{self, Options};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 
 use crate::args::{self, detached};
-use crate::errors::to_py;
+use crate::errors::{response_error, to_py};
 
 /// Write the response body of `dialect` for `data` (the canonical JSON of one assistant
 /// message); `options` is the JSON of `{policy}`. Returns the body and the report, both JSON.
@@ -44,36 +44,5 @@ pub fn from_response_json<'py>(
     let name = args::dialect(dialect)?;
     let read = || response::from_response_json(data, name, id, timestamp);
     let message = detached(py, data.len(), read);
-    Ok(PyBytes::new(py, &message.map_err(|e| error(py, &e))?))
-}
-
-/// The provider's error as `ProviderError` (as a stream raises it), anything else as
-/// `DecodeError` with the offset and the JSON path.
-fn error(py: Python<'_>, err: &ResponseError) -> PyErr {
-    let kwargs = PyDict::new(py);
-    let (class, filled) = match &err.error.kind {
-        ErrorKind::Provider { error_type, message } => (
-            "ProviderError",
-            (|| -> PyResult<()> {
-                kwargs.set_item("dialect", err.dialect.as_str())?;
-                kwargs.set_item("offset", err.error.offset)?;
-                kwargs.set_item("error_type", error_type)?;
-                kwargs.set_item("provider_message", message)
-            })(),
-        ),
-        _ => (
-            "DecodeError",
-            (|| -> PyResult<()> {
-                kwargs.set_item("offset", err.error.offset)?;
-                kwargs.set_item("path", err.path.as_deref())
-            })(),
-        ),
-    };
-    let made = filled
-        .and_then(|()| py.import("msgwire.errors")?.getattr(class))
-        .and_then(|cls| cls.call((err.to_string(),), Some(&kwargs)));
-    match made {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(failed) => failed,
-    }
+    Ok(PyBytes::new(py, &message.map_err(|e| response_error(py, &e))?))
 }

@@ -12,18 +12,15 @@
 //! offset, its `events` holding the events the chunk completed before the error. Every later
 //! `feed` raises it again until `finish` starts a new stream.
 
-use std::borrow::Cow;
-
 use msgwire_core::Error;
 use msgwire_core::ndjson::{NdjsonLine, NdjsonParser};
 use msgwire_core::sse::{DEFAULT_LIMIT, Pending, SseEvent, SseLimits, SseParser};
-use pyo3::buffer::PyBuffer;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyString, PyType};
+use pyo3::types::{PyList, PyString, PyType};
 
-use crate::args::DETACH_ABOVE;
+use crate::args::{DETACH_ABOVE, chunk_bytes};
 use crate::errors::stream_error;
 
 /// Event types remembered per parser besides `"message"`; a stream uses a handful.
@@ -32,15 +29,6 @@ const TYPE_CACHE_SIZE: usize = 16;
 const TYPE_CACHE_MAX_LEN: usize = 64;
 
 static SERVER_SENT_EVENT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// The bytes of a chunk: a `bytes` object is borrowed, any other buffer (`bytearray`,
-/// `memoryview`, `array`...) copied.
-fn chunk_bytes<'a>(py: Python<'_>, data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
-    if let Ok(bytes) = data.cast::<PyBytes>() {
-        return Ok(Cow::Borrowed(bytes.as_bytes()));
-    }
-    Ok(Cow::Owned(PyBuffer::<u8>::get(data)?.to_vec(py)?))
-}
 
 /// Why a feed stopped: the framer refused the stream, or Python failed (out of memory).
 enum Stop {

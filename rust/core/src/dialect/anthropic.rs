@@ -138,8 +138,12 @@ impl Dialect for Anthropic {
             }
             "content_block_start" => {
                 let (Some(index), Some(block)) = (payload.index, payload.content_block) else {
-                    return Err(Error::schema("content_block_start without index or content_block", None)
-                        .shifted(builder.offset()));
+                    return Err(Error::body(
+                        "stream payload",
+                        "content_block_start without index or content_block",
+                        None,
+                    )
+                    .shifted(builder.offset()));
                 };
                 self.block_start(index, block, builder)?;
             }

@@ -107,7 +107,7 @@ impl Dialect for Gemini {
                 continue;
             }
             for part in candidate.content.and_then(|c| c.parts).unwrap_or_default() {
-                part_into(part, builder)?;
+                part_into(part, data, builder)?;
             }
             if let Some(reason) = candidate.finish_reason {
                 builder.finish(map_finish_reason(&reason, builder.has_tool_calls()), Some(&reason));
@@ -135,7 +135,8 @@ impl Dialect for Gemini {
     }
 }
 
-fn part_into(part: Part<'_>, builder: &mut Builder) -> Result<(), Error> {
+/// `payload`: the event's data (a call without an id gets one derived from it).
+fn part_into(part: Part<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
     let signature = part.thought_signature.as_deref().filter(|s| !s.is_empty());
     if part.thought == Some(true) {
         let block = builder.open_thinking();
@@ -157,7 +158,7 @@ fn part_into(part: Part<'_>, builder: &mut Builder) -> Result<(), Error> {
         // Gemini before version 3 sends no ids; results must still find their call.
         let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
             Some(id) => Cow::Borrowed(id),
-            None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len())),
+            None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len(), payload)),
         };
         let block = builder.begin_tool(&id, name);
         builder.tool_args(block, call.args.map_or("{}", RawValue::get))?;

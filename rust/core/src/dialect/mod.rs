@@ -165,7 +165,8 @@ impl<'de: 'a, 'a, P: Deserialize<'de>> Deserialize<'de> for TextOrParts<'a, P> {
 
 /// Parse one payload, errors placed at the payload's offset in the stream.
 pub(crate) fn parse<'a, T: Deserialize<'a>>(data: &'a str, builder: &Builder) -> Result<T, Error> {
-    serde_json::from_str(data).map_err(|e| Error::from_serde(&e, data.as_bytes()).shifted(builder.offset()))
+    serde_json::from_str(data)
+        .map_err(|e| Error::from_serde(&e, data.as_bytes()).in_body("stream payload").shifted(builder.offset()))
 }
 
 /// The error a provider put inside its stream, from the common `{"error": {...}}` shapes

@@ -1,6 +1,8 @@
 //! Ollama's native `/api/chat` stream: NDJSON, one object per line, `message.content` and
 //! `message.thinking` as deltas, tool calls whole with object arguments, and a last line with
 //! `done: true`, `done_reason` and the token counts. An `{"error": "..."}` line ends it badly.
+//! `/api/generate` streams the same lines with the text in `response` and the reasoning in a
+//! top-level `thinking` (no `message`): they are read the same way.
 
 use std::borrow::Cow;
 
@@ -29,6 +31,12 @@ struct Line<'a> {
     prompt_eval_count: Option<u64>,
     eval_count: Option<u64>,
     error: Option<serde_json::Value>,
+    /// `/api/generate`: the text delta.
+    #[serde(borrow)]
+    response: Option<Cow<'a, str>>,
+    /// `/api/generate`: the reasoning delta.
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +76,8 @@ impl Dialect for Ollama {
             return Err(provider_error(error, builder));
         }
         builder.start(None, line.model.as_deref());
+        builder.thinking(line.thinking.as_deref().unwrap_or(""));
+        builder.text(line.response.as_deref().unwrap_or(""));
         if let Some(message) = line.message {
             builder.thinking(message.thinking.as_deref().unwrap_or(""));
             builder.text(message.content.as_deref().unwrap_or(""));
@@ -76,7 +86,7 @@ impl Dialect for Ollama {
                 let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
                 let id = match call.id.as_deref().filter(|id| !id.is_empty()) {
                     Some(id) => Cow::Borrowed(id),
-                    None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len())),
+                    None => Cow::Owned(builder.synthetic_call_id(builder.message().content.len(), data)),
                 };
                 let block = builder.begin_tool(&id, name);
                 let arguments = function.and_then(|f| f.arguments).map_or("{}", RawValue::get);

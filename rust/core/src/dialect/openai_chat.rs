@@ -205,7 +205,7 @@ impl Dialect for OpenAiChat {
                 continue;
             }
             if let Some(delta) = choice.delta {
-                self.delta(delta, builder)?;
+                self.delta(delta, payload, builder)?;
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish(&reason, builder);
@@ -230,7 +230,8 @@ impl Dialect for OpenAiChat {
 }
 
 impl OpenAiChat {
-    fn delta(&mut self, delta: Delta<'_>, builder: &mut Builder) -> Result<(), Error> {
+    /// `payload`: the event's data (a call without an id gets one derived from it).
+    fn delta(&mut self, delta: Delta<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
         let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
         if let Some(text) = reasoning {
             builder.thinking(text);
@@ -258,7 +259,7 @@ impl OpenAiChat {
             // Ollama's do), or a tool result could not answer it.
             let id = match self.calls.iter().rposition(|c| c.index == Some(0)) {
                 Some(pos) => self.calls[pos].id.clone(),
-                None => builder.synthetic_call_id(builder.message().content.len()),
+                None => builder.synthetic_call_id(builder.message().content.len(), payload),
             };
             self.tool_call(Some(0), Some(&id), function.name.as_deref(), function.arguments.as_deref(), builder)?;
         }

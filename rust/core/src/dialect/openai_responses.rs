@@ -1,6 +1,7 @@
 //! OpenAI Responses streams: typed events (`response.output_item.added`, `...delta`, ...)
 //! keyed by `item_id` (or `output_index`), ending with `response.completed`, `.incomplete`
-//! or `.failed`; there is no `[DONE]`.
+//! or `.failed`. OpenAI sends no `[DONE]`; OpenRouter sends `data: [DONE]` after the terminal event
+//! (as in Chat Completions), and the SDK stops there: it ends the stream here too.
 //!
 //! Reasoning items become thinking blocks (summary parts joined by a blank line, the
 //! `encrypted_content` of `output_item.done` as the signature); message items become text
@@ -46,6 +47,8 @@ pub struct OpenAiResponses {
     items: Vec<Item>,
     terminal: bool,
     refusal: bool,
+    /// `data: [DONE]` was seen.
+    done: bool,
 }
 
 #[derive(Deserialize)]
@@ -135,6 +138,14 @@ struct OutputDetails {
 
 impl Dialect for OpenAiResponses {
     fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
+        if self.done {
+            builder.diagnostic("data_after_done", "an event after [DONE] was ignored");
+            return Ok(());
+        }
+        if data.trim_ascii() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
         let payload: Payload<'_> = parse(data, builder)?;
         let kind = payload.kind.as_ref();
         match kind {

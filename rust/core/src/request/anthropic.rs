@@ -381,7 +381,8 @@ fn blocks_of<'a>(body: &[u8], content: &'a RawValue) -> Result<Vec<BlockOut<'a>>
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let system_prompt = parsed.system.map(|raw| joined_text(body, raw)).transpose()?;
     let mut messages = Vec::with_capacity(parsed.messages.len());
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
@@ -434,7 +435,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             other => {
                 let at = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len());
                 let detail = format!("a message with role {other:?} (known: user, assistant)");
-                return Err(Error::schema(detail, Some(at)));
+                return Err(Error::body("request body", detail, Some(at)));
             }
         }
     }

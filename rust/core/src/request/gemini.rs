@@ -544,7 +544,8 @@ fn part_blocks<'a>(
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let system_prompt = parsed.system_instruction.map(|s| joined_text(body, s.parts)).transpose()?;
     let mut messages = Vec::with_capacity(parsed.contents.len());
     // The calls of the last model content not answered yet: (name, id).
@@ -556,7 +557,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             None | Some("user") => false,
             Some(other) => {
                 let detail = format!("a content with role {other:?} (known: user, model)");
-                return Err(Error::schema(detail, None).shifted(offset_in(body, raw)));
+                return Err(Error::body("request body", detail, None).shifted(offset_in(body, raw)));
             }
         };
         if model {

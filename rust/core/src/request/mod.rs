@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::canonical::{self, Block, ImageBlock, ImageSource, Message, ToolResultMessage};
+use crate::canonical::{self, Block, FileStatus, ImageBlock, ImageSource, Message, ModeUsed, ToolResultMessage};
 use crate::dialect::DialectName;
 use crate::error::Error;
 pub(crate) use ids::CallIds;
@@ -311,7 +311,7 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
         DialectName::Gemini => gemini::read(body)?,
         DialectName::OpenAiResponses => openai_responses::read(body)?,
     };
-    serde_json::to_vec(&session).map_err(|e| Error::schema(e.to_string(), None))
+    serde_json::to_vec(&session).map_err(|e| Error::write(&e))
 }
 
 /// The report as JSON: an array of `{message, block, kind, action, reason}`.
@@ -474,15 +474,16 @@ pub(crate) fn lower<'a>(
                     }
                     ImageSource::Path { .. } => false,
                 };
-                if policy.images == Replay::Keep && allowed && sendable {
+                let read_by_ocr = image.mode_used == Some(ModeUsed::Ocr);
+                if policy.images == Replay::Keep && allowed && sendable && !read_by_ocr {
                     parts.push(Part::Image(&image.source));
                 } else if policy.images == Replay::Drop {
                     loss("image", Action::Drop, "the policy drops images".into());
                 } else if let Some(text) = image_text(image) {
                     parts.push(Part::Text(Cow::Owned(text)));
-                    loss("image", Action::ToText, image_reason(policy.images, allowed, sendable).into());
+                    loss("image", Action::ToText, image_reason(policy.images, allowed, sendable, read_by_ocr).into());
                 } else {
-                    let reason = image_reason(policy.images, allowed, sendable);
+                    let reason = image_reason(policy.images, allowed, sendable, read_by_ocr);
                     loss("image", Action::Drop, format!("{reason}, and it has no recognized text").into());
                 }
             }
@@ -628,7 +629,7 @@ pub(crate) fn object_arguments<'a>(
             let what = if parsed.is_ok() && !surrogate { "not a JSON object" } else { "not valid JSON" };
             if policy.malformed_arguments == Malformed::Error {
                 let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
-                return Err(Error::schema(detail, None));
+                return Err(Error::body("tool call arguments", detail, None));
             }
             let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
             report.push(Loss {
@@ -657,9 +658,10 @@ fn thinking_reason(sendable: bool, role: Role, native: bool, provider: Option<&s
     }
 }
 
-fn image_reason(policy: Replay, allowed: bool, sendable: bool) -> &'static str {
+fn image_reason(policy: Replay, allowed: bool, sendable: bool, read_by_ocr: bool) -> &'static str {
     match (policy, allowed, sendable) {
         (Replay::ToText, _, _) => "the policy sends images as their recognized text",
+        _ if read_by_ocr => "the image was read by OCR: its text is sent",
         (_, false, _) => "the target has no image part in this message",
         _ => "the image source cannot be sent (a local path, or an unsupported media type)",
     }
@@ -710,8 +712,11 @@ pub(crate) fn marked(tag: &str, attributes: &[(&str, &str)], body: &str) -> Stri
     out
 }
 
-/// A file reference as text: `<file path="src/a.rs" lines="3-9">\n...\n</file>`; unresolved, the
-/// reference alone with its status (and error).
+/// A file reference as text, its header naming the path and the lines:
+/// `<file path="src/a.rs" lines="3-4">\n3 | x = 1\n4 | y = 2\n</file>`, each line numbered (numbers
+/// right-aligned to the widest). Unresolved, the reference alone, saying why:
+/// `<file path="a.rs" status="error" error="file not found"/>`, or `status="pending"` when nothing
+/// read it before the request was built.
 pub(crate) fn file_text(file: &canonical::FileReferenceBlock) -> String {
     let lines = match (file.start_line, file.end_line) {
         (Some(s), Some(e)) => format!("{s}-{e}"),
@@ -724,22 +729,63 @@ pub(crate) fn file_text(file: &canonical::FileReferenceBlock) -> String {
         attributes.push(("lines", &lines));
     }
     if let Some(content) = &file.resolved_content {
-        return marked("file", &attributes, content);
+        if content.is_empty() {
+            return marked("file", &attributes, "(empty)");
+        }
+        return marked("file", &attributes, &numbered(content, file.start_line.unwrap_or(1)));
     }
-    attributes.push(("status", if file.error.is_some() { "error" } else { "unresolved" }));
-    if let Some(error) = &file.error {
-        attributes.push(("error", error));
-    }
+    let (status, why) = match &file.error {
+        Some(error) => ("error", error.as_str()),
+        None => ("pending", "not read before the request was built"),
+    };
+    attributes.extend([("status", status), ("error", why)]);
     marked("file", &attributes, "")
 }
 
-/// An MCP resource as text: `<mcp_resource server="s" uri="u" mime_type="m">\n...\n</mcp_resource>`.
+/// `text` with each line prefixed by its number (from `first`) and ` | `, the numbers right-aligned.
+fn numbered(text: &str, first: i64) -> String {
+    // saturating: a start line near i64::MAX (the document says so) must not overflow
+    let number = |i: usize| first.saturating_add(i64::try_from(i).unwrap_or(i64::MAX));
+    let count = text.lines().count();
+    let width = first.to_string().len().max(number(count.saturating_sub(1)).to_string().len());
+    let mut out = String::with_capacity(text.len() + count * (width + 4));
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "{:>width$} | {line}", number(i));
+    }
+    out
+}
+
+/// An MCP resource as text: `<mcp_resource server="s" uri="u" mime_type="m">\n...\n</mcp_resource>`;
+/// binary content as a note of its size (the model cannot read base64); unretrieved, saying why.
 pub(crate) fn mcp_text(resource: &canonical::McpResourceBlock) -> String {
     let mut attributes = vec![("server", resource.server_name.as_str()), ("uri", resource.resource_uri.as_str())];
     if let Some(mime) = &resource.mime_type {
         attributes.push(("mime_type", mime));
     }
-    marked("mcp_resource", &attributes, resource.content.as_deref().unwrap_or(""))
+    if let Some(content) = &resource.content {
+        return marked("mcp_resource", &attributes, content);
+    }
+    if let Some(blob) = &resource.blob {
+        let bytes = base64_len(blob);
+        return marked("mcp_resource", &attributes, &format!("(binary content, {bytes} bytes, not shown)"));
+    }
+    match (&resource.error, resource.status) {
+        (Some(error), _) => attributes.extend([("status", "error"), ("error", error.as_str())]),
+        (None, FileStatus::Pending) => {
+            attributes.extend([("status", "pending"), ("error", "not retrieved before the request was built")]);
+        }
+        (None, _) => {}
+    }
+    marked("mcp_resource", &attributes, "")
+}
+
+/// The number of bytes base64 text decodes to (padding and whitespace not counted).
+fn base64_len(text: &str) -> usize {
+    let symbols = text.bytes().filter(|b| !b.is_ascii_whitespace() && *b != b'=').count();
+    symbols * 3 / 4
 }
 
 /// An image as text, when it has some: `<image path="a.png">\nrecognized text\n</image>`.
@@ -823,7 +869,7 @@ pub(crate) enum SourceOut<'a> {
 pub(crate) fn parse_in<'a, T: Deserialize<'a>>(body: &[u8], raw: &'a RawValue) -> Result<T, Error> {
     serde_json::from_str(raw.get()).map_err(|e| {
         let base = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-        let error = Error::from_serde(&e, raw.get().as_bytes());
+        let error = Error::from_serde(&e, raw.get().as_bytes()).in_body("request body");
         if base <= body.len() { error.shifted(base as u64) } else { error }
     })
 }
@@ -853,7 +899,7 @@ pub(crate) fn offset_in(body: &[u8], raw: &RawValue) -> u64 {
 
 /// Serialize a request body.
 pub(crate) fn to_vec<T: Serialize>(body: &T) -> Result<Vec<u8>, Error> {
-    serde_json::to_vec(body).map_err(|e| Error::schema(e.to_string(), None))
+    serde_json::to_vec(body).map_err(|e| Error::write(&e))
 }
 
 #[cfg(test)]
@@ -867,6 +913,66 @@ mod tests {
             "<file path=\"a&quot;&lt;&amp;.rs\">\nx < y\n</file>"
         );
         assert_eq!(marked("file", &[("path", "a")], ""), "<file path=\"a\"/>");
+    }
+
+    fn file(path: &str, lines: (Option<i64>, Option<i64>), content: Option<&str>, error: Option<&str>) -> String {
+        file_text(&canonical::FileReferenceBlock {
+            path: path.into(),
+            start_line: lines.0,
+            end_line: lines.1,
+            resolved_content: content.map(Into::into),
+            status: if content.is_some() { FileStatus::Resolved } else { FileStatus::Pending },
+            error: error.map(Into::into),
+        })
+    }
+
+    #[test]
+    fn file_references_are_numbered_under_a_header() {
+        assert_eq!(
+            file("src/app.py", (Some(9), Some(10)), Some("x = 1\ny = 2\n"), None),
+            "<file path=\"src/app.py\" lines=\"9-10\">\n 9 | x = 1\n10 | y = 2\n</file>"
+        );
+        assert_eq!(file("a.py", (None, None), Some("a\r\nb"), None), "<file path=\"a.py\">\n1 | a\n2 | b\n</file>");
+        assert_eq!(file("e.txt", (None, None), Some(""), None), "<file path=\"e.txt\">\n(empty)\n</file>");
+        assert!(file("big", (Some(i64::MAX), None), Some("a\nb"), None).ends_with(" | b\n</file>"));
+        assert_eq!(
+            file("m.txt", (Some(3), Some(4)), None, Some("file not found")),
+            "<file path=\"m.txt\" lines=\"3-4\" status=\"error\" error=\"file not found\"/>"
+        );
+        assert_eq!(
+            file("p.txt", (None, None), None, None),
+            "<file path=\"p.txt\" status=\"pending\" error=\"not read before the request was built\"/>"
+        );
+    }
+
+    #[test]
+    fn mcp_resources_say_what_they_hold() {
+        let resource = |content: Option<&str>, blob: Option<&str>, status, error: Option<&str>| {
+            mcp_text(&canonical::McpResourceBlock {
+                server_name: "docs".into(),
+                resource_uri: "docs://a".into(),
+                content: content.map(Into::into),
+                mime_type: Some("text/plain".into()),
+                retrieved_at: None,
+                blob: blob.map(Into::into),
+                status,
+                error: error.map(Into::into),
+            })
+        };
+        let head = "<mcp_resource server=\"docs\" uri=\"docs://a\" mime_type=\"text/plain\"";
+        assert_eq!(resource(Some("hi"), None, FileStatus::Resolved, None), format!("{head}>\nhi\n</mcp_resource>"));
+        assert_eq!(
+            resource(None, Some("iVBORw0KGgo="), FileStatus::Resolved, None),
+            format!("{head}>\n(binary content, 8 bytes, not shown)\n</mcp_resource>")
+        );
+        assert_eq!(
+            resource(None, None, FileStatus::Error, Some("boom")),
+            format!("{head} status=\"error\" error=\"boom\"/>")
+        );
+        assert_eq!(
+            resource(None, None, FileStatus::Pending, None),
+            format!("{head} status=\"pending\" error=\"not retrieved before the request was built\"/>")
+        );
     }
 
     #[test]

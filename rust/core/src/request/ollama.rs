@@ -288,7 +288,8 @@ fn arguments_text<'a>(body: &[u8], raw: Option<&'a RawValue>) -> Result<Cow<'a, 
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let mut system: Vec<Cow<'_, str>> = Vec::new();
     let mut messages = Vec::with_capacity(parsed.messages.len());
     // The calls of the last assistant message not answered yet: (name, id).
@@ -341,7 +342,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
             other => {
                 let detail = format!("a message with role {other:?} (known: system, user, assistant, tool)");
-                return Err(Error::schema(detail, None).shifted(offset_in(body, raw)));
+                return Err(Error::body("request body", detail, None).shifted(offset_in(body, raw)));
             }
         }
     }

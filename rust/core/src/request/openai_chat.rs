@@ -308,7 +308,8 @@ pub(super) fn image_source(url: Cow<'_, str>) -> SourceOut<'_> {
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let mut system: Vec<Cow<'_, str>> = Vec::new();
     let mut messages = Vec::with_capacity(parsed.messages.len());
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
@@ -335,7 +336,8 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
             "tool" => {
                 let Some(tool_call_id) = m.tool_call_id else {
-                    return Err(Error::schema("a tool message without tool_call_id", None).shifted(offset(body, raw)));
+                    return Err(Error::body("request body", "a tool message without tool_call_id", None)
+                        .shifted(offset(body, raw)));
                 };
                 let tool_name = names.get(&tool_call_id).cloned();
                 let content = blocks(body, m.content)?;
@@ -349,7 +351,7 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             }
             other => {
                 let detail = format!("a message with role {other:?} (known: system, developer, user, assistant, tool)");
-                return Err(Error::schema(detail, None).shifted(offset(body, raw)));
+                return Err(Error::body("request body", detail, None).shifted(offset(body, raw)));
             }
         }
     }
@@ -416,7 +418,8 @@ mod tests {
             {"type":"image","source":{"type":"url","url":"https://x/a.png"}},
             {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},
             {"type":"image","source":{"type":"path","path":"/tmp/b.png"},"recognized_text":"STOP"},
-            {"type":"image","source":{"type":"path","path":"/tmp/c.png"}}]}]"#;
+            {"type":"image","source":{"type":"path","path":"/tmp/c.png"}},
+            {"type":"image","source":{"type":"url","url":"https://x/d.png"},"recognized_text":"GO","mode_used":"ocr"}]}]"#;
         let options =
             Options { system_prompt: Some("sys".into()), system_role: SystemRole::Developer, ..Options::default() };
         let converted = convert(doc, &options);
@@ -426,11 +429,13 @@ mod tests {
                 r#"{"messages":[{"role":"developer","content":"sys"},{"role":"user","content":[{"type":"text","text":"see"},"#,
                 r#"{"type":"image_url","image_url":{"url":"https://x/a.png"}},"#,
                 r#"{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},"#,
-                r#"{"type":"text","text":"<image path=\"/tmp/b.png\">\nSTOP\n</image>"}]}]}"#
+                r#"{"type":"text","text":"<image path=\"/tmp/b.png\">\nSTOP\n</image>"},"#,
+                r#"{"type":"text","text":"<image url=\"https://x/d.png\">\nGO\n</image>"}]}]}"#
             )
         );
         let actions: Vec<(Option<usize>, Action)> = converted.report.iter().map(|l| (l.block, l.action)).collect();
-        assert_eq!(actions, [(Some(3), Action::ToText), (Some(4), Action::Drop)]);
+        assert_eq!(actions, [(Some(3), Action::ToText), (Some(4), Action::Drop), (Some(5), Action::ToText)]);
+        assert_eq!(converted.report[2].reason, "the image was read by OCR: its text is sent");
     }
 
     #[test]

@@ -435,7 +435,8 @@ fn assistant_blocks<'a>(raw: &'a RawValue, head: Head<'a>) -> Vec<BlockOut<'a>> 
 }
 
 pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
-    let parsed: InBody<'_> = serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body))?;
+    let parsed: InBody<'_> =
+        serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
     let mut system: Vec<Cow<'_, str>> = parsed.instructions.into_iter().collect();
     let mut messages: Vec<MessageOut<'_>> = Vec::new();
     let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
@@ -456,12 +457,12 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             (_, Some("system" | "developer")) if is_message => system.extend(system_text(body, head.content)?),
             (_, Some(other)) if is_message && other != "assistant" => {
                 let detail = format!("a message with role {other:?} (known: user, assistant, system, developer)");
-                return Err(Error::schema(detail, None).shifted(offset_in(body, raw)));
+                return Err(Error::body("request body", detail, None).shifted(offset_in(body, raw)));
             }
             (Some("function_call_output"), _) => {
                 let Some(tool_call_id) = head.call_id else {
                     let detail = "a function_call_output without call_id";
-                    return Err(Error::schema(detail, None).shifted(offset_in(body, raw)));
+                    return Err(Error::body("request body", detail, None).shifted(offset_in(body, raw)));
                 };
                 let content = match head.output {
                     Some(output) if output.get().starts_with('"') => {

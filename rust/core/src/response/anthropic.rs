@@ -135,7 +135,7 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Erro
     }
     if let Some(kind) = parsed.kind.as_deref().filter(|k| *k != "message") {
         let detail = format!("a {kind:?} object, not a message (msgwire.assemble reads streams)");
-        return Err(Error::schema(detail, Some(0)));
+        return Err(Error::body("response body", detail, Some(0)));
     }
     let Some(content) = parsed.content else { return Err(super::missing(body, "content")) };
     replay.builder.start(parsed.id.as_deref(), parsed.model.as_deref());

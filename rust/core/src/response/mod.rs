@@ -121,7 +121,7 @@ pub fn from_response_json(
         let path = match &error.kind {
             ErrorKind::Provider { .. } => None,
             // a missing field is its object's error: the path names the field
-            ErrorKind::Schema { detail } => error.offset.map(|offset| {
+            ErrorKind::Body { detail, .. } => error.offset.map(|offset| {
                 let path = json_path(body, offset);
                 match detail.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
                     Some(field) => format!("{path}.{field}"),
@@ -146,8 +146,8 @@ pub struct ResponseError {
 impl fmt::Display for ResponseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.error.kind {
-            ErrorKind::Schema { detail } => {
-                write!(f, "not a {} response body: {detail}", self.dialect)?;
+            ErrorKind::Body { detail, .. } => {
+                write!(f, "invalid {} response body: {detail}", self.dialect)?;
                 if let Some(offset) = self.error.offset {
                     write!(f, " (byte {offset})")?;
                 }
@@ -261,7 +261,7 @@ impl Replay {
         self.builder.complete();
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(TAG);
-        serde_json::to_writer(&mut out, self.builder.message()).map_err(|e| Error::schema(e.to_string(), None))?;
+        serde_json::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
         if let Some(brace) = out.get_mut(TAG.len()) {
             *brace = b',';
         }
@@ -290,7 +290,7 @@ pub(crate) fn utf8(body: &[u8]) -> Result<&str, Error> {
 /// Parse the whole body as `T`, errors placed in it.
 pub(crate) fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Error> {
     serde_json::from_slice(body).map_err(|e| {
-        let mut error = Error::from_serde(&e, body);
+        let mut error = Error::from_serde(&e, body).in_body("response body");
         if e.is_eof() {
             error.offset = Some(body.len());
         }
@@ -301,7 +301,7 @@ pub(crate) fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Error> 
 /// A required field that is not there: the error of the object (placed at its closing brace).
 pub(crate) fn missing(body: &[u8], field: &str) -> Error {
     let end = body.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
-    Error::schema(format!("missing field `{field}`"), Some(end))
+    Error::body("response body", format!("missing field `{field}`"), Some(end))
 }
 
 /// A creation time in Unix seconds as the canonical timestamp (`None`: unreadable, out of range).
@@ -419,7 +419,7 @@ pub(crate) fn joined(mut texts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
 /// Serialize a response body (of about `capacity` bytes).
 pub(crate) fn to_vec<T: Serialize>(body: &T, capacity: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut out, body).map_err(|e| Error::schema(e.to_string(), None))?;
+    serde_json::to_writer(&mut out, body).map_err(|e| Error::write(&e))?;
     Ok(out)
 }
 

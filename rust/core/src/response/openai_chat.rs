@@ -225,7 +225,7 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     }
     if parsed.object.as_deref() == Some("chat.completion.chunk") {
         let detail = "a stream chunk (chat.completion.chunk), not a response: msgwire.assemble reads streams";
-        return Err(Error::schema(detail, Some(0)));
+        return Err(Error::body("response body", detail, Some(0)));
     }
     let Some(choices) = parsed.choices else { return Err(super::missing(body, "choices")) };
     replay.builder.start(parsed.id.as_deref(), parsed.model.as_deref());

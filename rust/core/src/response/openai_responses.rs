@@ -295,7 +295,7 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     }
     if let Some(object) = parsed.object.as_deref().filter(|o| *o != "response") {
         let detail = format!("a {object:?} object, not a response (msgwire.assemble reads streams)");
-        return Err(Error::schema(detail, Some(0)));
+        return Err(Error::body("response body", detail, Some(0)));
     }
     let Some(output) = parsed.output else { return Err(super::missing(body, "output")) };
     replay.builder.start(parsed.id.as_deref(), parsed.model.as_deref());

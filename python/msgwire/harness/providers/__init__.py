@@ -1,0 +1,134 @@
+"""Model providers over HTTP (httpx): one class per dialect, each returning msgwire's own streams.
+
+::
+
+    from msgwire.harness.providers import OpenAI, Request
+
+    provider = OpenAI(model="gpt-4o")                   # OPENAI_API_KEY from the environment
+    with provider.stream(Request(messages=[msgwire.user("hi")])) as stream:
+        for event in stream:                            # msgwire events, as they arrive
+            ...
+        message = stream.message()                      # also after a failure ("error") or a close ("aborted")
+
+Every class takes the same constructor options (``HTTPProvider``) and has the same calls:
+``stream(request) -> Stream`` (a context manager: leaving it closes the HTTP response at
+once), ``astream(request)`` (``async with``, or ``await``, gives an ``AsyncStream``),
+``complete(request) -> AssistantMessage`` and ``acomplete`` (non-streamed), ``validate(request)``
+(the universal rules, the dialect's, and what the model is known to take: ``capabilities``),
+``prepare(request)`` (the HTTP call, not sent). Request bodies come from
+``msgwire.formats.to_request``; replies are read by ``msgwire.stream`` / ``msgwire.from_response``.
+Errors: ``msgwire.ProviderError`` (``status``, ``error_type``, ``provider_message``,
+``request_id``, ``retryable``) for an HTTP error or one the provider reports in the stream,
+``msgwire.TransportError`` for the network, ``msgwire.ValidationError`` for a request refused
+before sending.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ...stream import Stream
+from ...types import AssistantMessage
+from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, ProviderStream
+from ._http import Retry
+from .anthropic import Anthropic
+from .capabilities import UNKNOWN, Capabilities, lookup
+from .gemini import Gemini
+from .ollama import Ollama
+from .openai import OpenAI
+from .openai_responses import OpenAIResponses
+from .request import TOOL_CHOICE_MODES, Effort, Request
+
+__all__ = [
+    "PRESETS",
+    "PROVIDERS",
+    "TOOL_CHOICE_MODES",
+    "UNKNOWN",
+    "Anthropic",
+    "AsyncProviderStream",
+    "AsyncStreamManager",
+    "Capabilities",
+    "Effort",
+    "Gemini",
+    "HTTPCall",
+    "HTTPProvider",
+    "Ollama",
+    "OpenAI",
+    "OpenAIResponses",
+    "Provider",
+    "ProviderStream",
+    "Request",
+    "Retry",
+    "create",
+    "lookup",
+]
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What an agent loop needs of a model: ``HTTPProvider`` and its subclasses are one; a
+    test double or another transport can be too."""
+
+    dialect: str
+    model: str | None
+
+    def capabilities(self, model: str | None = None) -> Capabilities: ...
+
+    def validate(self, request: Request) -> None: ...
+
+    def stream(self, request: Request, **options: Any) -> Stream: ...
+
+    def astream(self, request: Request, **options: Any) -> AsyncStreamManager: ...
+
+    def complete(self, request: Request) -> AssistantMessage: ...
+
+    async def acomplete(self, request: Request) -> AssistantMessage: ...
+
+
+PROVIDERS: dict[str, type[HTTPProvider]] = {
+    "openai": OpenAI,
+    "openai-responses": OpenAIResponses,
+    "anthropic": Anthropic,
+    "gemini": Gemini,
+    "ollama": Ollama,
+}
+"""The provider class of each dialect name (``msgwire.formats.DIALECTS``)."""
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "groq": {"dialect": "openai", "base_url": "https://api.groq.com/openai/v1", "env": "GROQ_API_KEY"},
+    "mistral": {
+        "dialect": "openai",
+        "base_url": "https://api.mistral.ai/v1",
+        "env": "MISTRAL_API_KEY",
+        "tool_call_ids": "mistral",
+    },
+    "deepseek": {"dialect": "openai", "base_url": "https://api.deepseek.com/v1", "env": "DEEPSEEK_API_KEY"},
+    "openrouter": {"dialect": "openai", "base_url": "https://openrouter.ai/api/v1", "env": "OPENROUTER_API_KEY"},
+    "ollama-openai": {"dialect": "openai", "base_url": "http://127.0.0.1:11434/v1"},
+    "vllm": {"dialect": "openai", "base_url": "http://127.0.0.1:8000/v1"},
+    "llama.cpp": {"dialect": "openai", "base_url": "http://127.0.0.1:8080/v1"},
+}
+"""OpenAI-compatible servers by name: their base URL, the environment variable of their key,
+and what they need besides (Mistral's 9-character tool-call ids)."""
+
+
+def create(name: str, **options: Any) -> HTTPProvider:
+    """A provider by dialect name (``"openai"``, ``"openai-responses"``, ``"anthropic"``,
+    ``"gemini"``, ``"ollama"``) or preset (``"groq"``, ``"mistral"``, ``"deepseek"``,
+    ``"openrouter"``, ``"ollama-openai"``, ``"vllm"``, ``"llama.cpp"``); ``options`` go to the
+    constructor and win over the preset's."""
+    if name in PROVIDERS:
+        return PROVIDERS[name](**options)
+    preset: Mapping[str, Any] | None = PRESETS.get(name)
+    if preset is None:
+        known = ", ".join([*PROVIDERS, *PRESETS])
+        raise ValueError(f"unknown provider {name!r} (known: {known})")
+    settings = {k: v for k, v in preset.items() if k not in ("dialect", "env")}
+    env = preset.get("env")
+    if env and "api_key" not in options:
+        settings["api_key"] = os.environ.get(env)
+        if not settings["api_key"]:
+            raise ValueError(f"{name}: no API key: pass api_key= or set {env}")
+    return PROVIDERS[preset["dialect"]](**{**settings, **options})

@@ -1,0 +1,451 @@
+"""What every provider shares: validation, the request body, and the calls (``stream``,
+``astream``, ``complete``, ``acomplete``). A dialect's class says only what differs: its URL,
+its auth headers, where its settings go in the body, and its own rules."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from typing import Any, ClassVar
+
+import msgspec
+
+from ...errors import ProviderError, StreamError, TransportError, ValidationError
+from ...formats import from_response, to_request_json
+from ...stream import AsyncStream, Stream
+from ...types import AssistantMessage, Event, ImageBlock, PathSource, ToolResultMessage, UserMessage
+from ._http import AsyncBody, AsyncClient, Body, Client, Retry, Timeout, Transport, request_id
+from .capabilities import Capabilities, lookup
+from .request import Problems, Request
+
+__all__ = ["AsyncProviderStream", "AsyncStreamManager", "HTTPCall", "HTTPProvider", "ProviderStream"]
+
+# The top-level fields `formats.to_request` writes (any dialect): settings never use these names,
+# so the two JSON objects are joined as bytes unless `extra` overrides one of them.
+_FORMAT_FIELDS = frozenset({"messages", "system", "tools", "contents", "systemInstruction", "input", "instructions"})
+_encode = msgspec.json.encode
+
+
+def _join(fields: bytes, settings: dict[str, Any]) -> bytes:
+    """The body: ``fields`` (``to_request_json``'s object) with ``settings`` added (and, for
+    ``extra``, replacing a field of the same name)."""
+    if not settings:
+        return fields
+    if settings.keys() & _FORMAT_FIELDS:
+        merged: dict[str, Any] = msgspec.json.decode(fields)
+        merged.update(settings)
+        return _encode(merged)
+    encoded = _encode(settings)
+    return encoded if fields == b"{}" else fields[:-1] + b"," + encoded[1:]
+
+
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+
+
+class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
+    """What a provider sends for one request: ``POST url`` with ``headers`` (the provider's,
+    its API key included; the repr masks keys) and the JSON ``body``
+    (``provider.prepare(request)``, to see it without sending it)."""
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return msgspec.json.decode(self.body)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return f"HTTPCall(url={self.url!r}, headers={shown!r}, body=<{len(self.body)} bytes>)"
+
+
+class ProviderStream(Stream):
+    """A ``msgwire.Stream`` over a provider's HTTP response. ``request_id`` is the provider's
+    id of the request (also set on a ``ProviderError`` the stream raises); closing the stream
+    (``close()``, leaving ``with``) closes the HTTP response at once. A stream closed (or
+    interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
+    ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
+
+    def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
+        super().__init__(source, dialect, **options)
+        self.request_id = request_id
+        self._state = _State()
+
+    def __iter__(self) -> Iterator[Event]:
+        return self
+
+    def __next__(self) -> Event:
+        try:
+            return super().__next__()
+        except StopIteration:
+            self._state.ended = True
+            raise
+        except ProviderError as error:
+            self._state.ended = True
+            error.request_id = error.request_id or self.request_id
+            raise
+        except StreamError:
+            self._state.ended = True
+            raise
+        except BaseException:
+            self._state.aborted = True
+            raise
+
+    def close(self) -> None:
+        self._state.aborted = self._state.aborted or not self._state.ended
+        super().close()
+
+    def message(self) -> AssistantMessage:
+        return self._state.mark(super().message())
+
+    def until_done(self) -> AssistantMessage:
+        for _ in self:
+            pass
+        return self.message()
+
+
+class AsyncProviderStream(AsyncStream):
+    """``ProviderStream`` for ``async for``; cancelling the task that reads it closes the HTTP
+    response too (and its message is ``aborted``)."""
+
+    def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
+        super().__init__(source, dialect, **options)
+        self.request_id = request_id
+        self._state = _State()
+
+    def __aiter__(self) -> AsyncProviderStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        try:
+            return await super().__anext__()
+        except StopAsyncIteration:
+            self._state.ended = True
+            raise
+        except ProviderError as error:
+            self._state.ended = True
+            error.request_id = error.request_id or self.request_id
+            raise
+        except StreamError:
+            self._state.ended = True
+            raise
+        except BaseException:  # the task was cancelled
+            self._state.aborted = True
+            raise
+
+    async def aclose(self) -> None:
+        self._state.aborted = self._state.aborted or not self._state.ended
+        await super().aclose()
+
+    def message(self) -> AssistantMessage:
+        return self._state.mark(super().message())
+
+    async def until_done(self) -> AssistantMessage:
+        async for _ in self:
+            pass
+        return self.message()
+
+
+class _State:
+    """Whether a stream ended (read to its end, or failed) or was aborted before."""
+
+    __slots__ = ("aborted", "ended")
+
+    def __init__(self) -> None:
+        self.ended = False
+        self.aborted = False
+
+    def mark(self, message: AssistantMessage) -> AssistantMessage:
+        if self.aborted and message.stop_reason is None:
+            return msgspec.structs.replace(message, stop_reason="aborted")
+        return message
+
+
+class AsyncStreamManager:
+    """What ``provider.astream(request)`` returns: the request is sent when it is awaited or
+    entered. ``async with provider.astream(r) as stream:`` closes the stream on exit;
+    ``stream = await provider.astream(r)`` leaves closing to you (``await stream.aclose()``)."""
+
+    __slots__ = ("_open", "_stream")
+
+    def __init__(self, open_stream: Callable[[], Awaitable[AsyncProviderStream]]) -> None:
+        self._open = open_stream
+        self._stream: AsyncProviderStream | None = None
+
+    def __await__(self) -> Generator[Any, None, AsyncProviderStream]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> AsyncProviderStream:
+        self._stream = await self._open()
+        return self._stream
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._stream is not None:
+            await self._stream.aclose()
+
+
+class HTTPProvider:
+    """A model API over HTTP (subclassed per dialect: ``OpenAI``, ``OpenAIResponses``,
+    ``Anthropic``, ``Gemini``, ``Ollama``).
+
+    Constructor (keyword-only): ``model`` (the default model of requests that name none),
+    ``base_url`` (the dialect's env variable or public URL by default), ``api_key`` (from the
+    usual environment variables when not given), ``headers`` (added to every request),
+    ``timeout`` (seconds or an ``httpx.Timeout``; 600 s, connect 10 s by default),
+    ``max_retries`` (2) or ``retry`` (a ``Retry``), ``client`` / ``async_client`` (your
+    ``httpx.Client`` / ``httpx.AsyncClient``, left open by ``close()``), ``capabilities``
+    (model name or prefix -> ``Capabilities``, over the built-in table) and
+    ``stream_options`` (``msgwire.Stream`` options for every stream: ``partial_args``, limits).
+    """
+
+    dialect: ClassVar[str]
+    env_api_key: ClassVar[tuple[str, ...]] = ()
+    env_base_url: ClassVar[str | None] = None
+    default_base_url: ClassVar[str]
+    needs_api_key: ClassVar[bool] = True
+    tool_name: ClassVar[re.Pattern[str] | None] = None
+    tool_name_rule: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | Timeout | None = None,
+        max_retries: int = 2,
+        retry: Retry | None = None,
+        client: Client | None = None,
+        async_client: AsyncClient | None = None,
+        capabilities: Mapping[str, Capabilities] | None = None,
+        stream_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        env_url = os.environ.get(self.env_base_url) if self.env_base_url else None
+        self.base_url = (base_url or env_url or self.default_base_url).rstrip("/")
+        self.api_key = api_key if api_key is not None else _first_env(self.env_api_key)
+        if self.needs_api_key and not self.api_key and base_url is None and env_url is None:
+            names = " or ".join(self.env_api_key)
+            raise ValueError(f"{type(self).__name__}: no API key: pass api_key= or set {names}")
+        self.model = model
+        self.capability_overrides = dict(capabilities or {})
+        self.stream_options = dict(stream_options or {})
+        auth = self._auth_headers(self.api_key) if self.api_key else {}
+        self.transport = Transport(
+            dialect=self.dialect,
+            headers={"content-type": "application/json", **auth, **(headers or {})},
+            timeout=timeout,
+            retry=retry if retry is not None else Retry(max_retries=max_retries),
+            client=client,
+            async_client=async_client,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    # --- what a dialect says -----------------------------------------------------------------
+
+    def _auth_headers(self, api_key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {api_key}"}
+
+    def _url(self, model: str, stream: bool) -> str:
+        raise NotImplementedError
+
+    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
+        """The body fields besides the conversation: model, stream flag, sampling settings."""
+        raise NotImplementedError
+
+    def _format_options(self) -> dict[str, Any]:
+        """Extra options of ``formats.to_request`` (``system_role``, ``tool_call_ids``)."""
+        return {}
+
+    def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
+        """The dialect's own rules, beyond the universal ones and the capabilities."""
+        return []
+
+    # --- validation ----------------------------------------------------------------------------
+
+    def capabilities(self, model: str | None = None) -> Capabilities:
+        """What ``model`` (the default model when ``None``) takes, where known."""
+        return lookup(self.dialect, model or self.model, self.capability_overrides)
+
+    def problems(self, request: Request, *, messages: bool = True) -> Problems:
+        """Every problem ``validate`` would raise, as ``(path, message)`` pairs."""
+        found = request.problems(default_model=self.model, messages=messages)
+        model = request.model or self.model or ""
+        caps = self.capabilities(model)
+        found += self._tool_name_problems(request)
+        found += _capability_problems(request, model, caps)
+        found += self._rules(request, model, caps)
+        return found
+
+    def validate(self, request: Request, *, messages: bool = True) -> None:
+        """Raise ``msgwire.ValidationError`` listing every problem of ``request`` for this
+        provider: the universal rules (``Request.validate``), what the model is known not to
+        take (``capabilities``), and the dialect's own rules.
+
+        Every call (``stream``, ``complete``, ``prepare``) runs it with ``messages=False``: all
+        of it but ``msgwire.validate``'s walk over the history (the settings, the tools, what
+        the model takes, the images it would be sent), which costs about 5 us a message. A
+        history is checked once, as it grows (``validate(request)`` does it all)."""
+        found = self.problems(request, messages=messages)
+        if found:
+            raise ValidationError(found)
+
+    def _tool_name_problems(self, request: Request) -> Problems:
+        pattern = self.tool_name
+        if pattern is None:
+            return []
+        return [
+            (f"$.tools[{i}].name", f"{self.dialect} refuses the tool name {tool.name!r}: {self.tool_name_rule}")
+            for i, tool in enumerate(request.tools)
+            if tool.name and not pattern.fullmatch(tool.name)
+        ]
+
+    # --- the calls -----------------------------------------------------------------------------
+
+    def prepare(self, request: Request, *, stream: bool = True) -> HTTPCall:
+        """Validate ``request`` (``validate(request, messages=False)``) and return the HTTP call
+        that would send it (nothing is sent)."""
+        self.validate(request, messages=False)
+        model = request.model or self.model or ""
+        fields = to_request_json(
+            request.messages,
+            self.dialect,
+            system_prompt=request.system_prompt,
+            tools=request.tools or None,
+            policy=request.policy,
+            **self._format_options(),
+        )
+        settings = self._settings(request, model, stream)
+        settings.update(request.extra)
+        body = _join(fields, settings)
+        return HTTPCall(url=self._url(model, stream), headers=dict(self.transport.headers), body=body)
+
+    def _options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self.stream_options, **options}
+
+    def stream(self, request: Request, **options: Any) -> ProviderStream:
+        """Send ``request`` and return its reply's events as they arrive, once the response
+        headers came (retrying before that as ``retry`` says). Use it in ``with``: leaving it
+        closes the HTTP response at once. ``options``: ``msgwire.Stream`` options."""
+        call = self.prepare(request, stream=True)
+        response = self.transport.send(call.url, call.body, call.headers)
+        try:
+            return ProviderStream(
+                Body(response), self.dialect, request_id=request_id(response.headers), **self._options(options)
+            )
+        except BaseException:
+            response.close()
+            raise
+
+    def astream(self, request: Request, **options: Any) -> AsyncStreamManager:
+        """``stream`` for asyncio: ``async with provider.astream(request) as stream`` (or
+        ``await`` it). Cancelling the task reading it closes the HTTP response."""
+        call = self.prepare(request, stream=True)
+        merged = self._options(options)
+
+        async def open_stream() -> AsyncProviderStream:
+            response = await self.transport.asend(call.url, call.body, call.headers)
+            try:
+                return AsyncProviderStream(
+                    AsyncBody(response), self.dialect, request_id=request_id(response.headers), **merged
+                )
+            except BaseException:
+                await response.aclose()
+                raise
+
+        return AsyncStreamManager(open_stream)
+
+    def complete(self, request: Request) -> AssistantMessage:
+        """Send ``request`` without streaming and return the reply (``msgwire.from_response``)."""
+        call = self.prepare(request, stream=False)
+        response = self.transport.send(call.url, call.body, call.headers)
+        rid = request_id(response.headers)
+        try:
+            data = Body(response).read_all()
+        except Exception as cause:
+            raise self._read_failed(cause, rid) from cause
+        return self._reply(data, rid)
+
+    async def acomplete(self, request: Request) -> AssistantMessage:
+        """``complete`` for asyncio."""
+        call = self.prepare(request, stream=False)
+        response = await self.transport.asend(call.url, call.body, call.headers)
+        rid = request_id(response.headers)
+        try:
+            data = await AsyncBody(response).read_all()
+        except Exception as cause:
+            raise self._read_failed(cause, rid) from cause
+        return self._reply(data, rid)
+
+    def _read_failed(self, cause: Exception, rid: str | None) -> StreamError:
+        where = f" [request id {rid}]" if rid else ""
+        return TransportError(
+            f"{self.dialect}: reading the reply failed: {type(cause).__name__}: {cause}{where}", dialect=self.dialect
+        )
+
+    def _reply(self, data: bytes, rid: str | None) -> AssistantMessage:
+        try:
+            return from_response(data, self.dialect)
+        except ProviderError as error:  # an error inside a 200 body (a failed Responses response)
+            error.request_id = error.request_id or rid
+            raise
+
+    # --- lifetime ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP client this provider made (a client you gave stays open); after
+        async calls, ``await aclose()`` (it closes both)."""
+        self.transport.close()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    def __enter__(self) -> HTTPProvider:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> HTTPProvider:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _first_env(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _capability_problems(request: Request, model: str, caps: Capabilities) -> Problems:
+    found: Problems = []
+    if caps.tools is False and request.tools:
+        found.append(("$.tools", f"{model} takes no tools"))
+    if caps.thinking is False and request.thinking is not None:
+        found.append(("$.thinking", f"{model} does not think: leave thinking unset"))
+    if caps.sampling is False:
+        for name in ("temperature", "top_p"):
+            if getattr(request, name) is not None:
+                found.append((f"$.{name}", f"{model} takes no {name} (its provider refuses it): leave it unset"))
+    policy = request.policy
+    if caps.vision is False and (policy is None or policy.images == "keep"):
+        for i, message in enumerate(request.messages):
+            if not isinstance(message, (UserMessage, ToolResultMessage)):
+                continue
+            for j, block in enumerate(message.content):
+                # A path image is never sent as an image (formats.to_request sends its text).
+                if type(block) is ImageBlock and not isinstance(block.source, PathSource):
+                    found.append(
+                        (
+                            f"$.messages[{i}].content[{j}]",
+                            f"{model} takes no images: recognize their text and send that (Policy(images='to_text'))",
+                        )
+                    )
+    return found

@@ -1,0 +1,345 @@
+"""HTTP for the providers, the one module that imports httpx: the clients, retries, and HTTP
+error responses as ``msgwire.ProviderError``.
+
+Retries happen only before the first byte of a reply's body, so a request is never sent twice
+once the model has started answering: a network failure before any response (the connection
+refused, reset or timed out; a kept-alive connection the server had closed) and an error
+status that may pass (408, 409, 429, 5xx, Anthropic's ``overloaded_error``: see
+``ProviderError.retryable``). Waits grow exponentially with jitter; a ``Retry-After`` (or
+``retry-after-ms``) header is honoured exactly, and one longer than ``Retry.max_wait`` is not
+waited for: the error is raised, ``retryable`` still true, for the caller to decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TypeAlias
+
+import httpx
+import msgspec
+
+from ...errors import DecodeError, ProviderError, TransportError
+from ...formats import from_response
+
+__all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport"]
+
+Client: TypeAlias = httpx.Client
+AsyncClient: TypeAlias = httpx.AsyncClient
+Timeout: TypeAlias = httpx.Timeout
+
+log = logging.getLogger("msgwire.harness.providers")
+
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+"""A reply may take minutes between two bytes (a long thought); a connection should not."""
+MAX_ERROR_BODY = 64 * 1024
+"""Bytes of an error response read for its message (an HTML error page can be large)."""
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id", "apim-request-id")
+
+# Failures of a request before any response arrived: sending it again is safe. (An invalid URL
+# or a local protocol error would fail the same way again.)
+_NETWORK_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class Retry(msgspec.Struct, frozen=True, kw_only=True):
+    """When to send a request again: up to ``max_retries`` more times, waiting
+    ``initial_delay * 2**n`` seconds (at most ``max_delay``, less up to a quarter at random),
+    or what ``Retry-After`` asks when that is at most ``max_wait`` seconds."""
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_wait: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float | None:
+        """Seconds to wait before sending again after failed attempt ``attempt`` (0 for the
+        first), or ``None`` to stop trying."""
+        if attempt >= self.max_retries:
+            return None
+        if retry_after is not None:
+            return retry_after if 0 <= retry_after <= self.max_wait else None
+        backoff = min(self.max_delay, self.initial_delay * 2.0**attempt)
+        return backoff * (1 - 0.25 * random.random())
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a response asks for: ``retry-after-ms``, else ``Retry-After`` in seconds or as
+    an HTTP date; ``None`` when it asks none (or says it unreadably)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def request_id(headers: Mapping[str, str]) -> str | None:
+    """The provider's id of the request, for its support (``x-request-id``, ``request-id``, ...)."""
+    for name in REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value
+    return None
+
+
+def http_error(response: httpx.Response, body: bytes, dialect: str) -> ProviderError:
+    """The ``ProviderError`` of an HTTP error response: the provider's error type and message
+    read by ``msgwire.from_response`` (the dialect's error body), else the start of the body."""
+    error_type: str | None = None
+    text: str | None = None
+    try:
+        from_response(body, dialect)
+    except ProviderError as reported:
+        error_type, text = reported.error_type, reported.provider_message
+    except DecodeError:
+        pass
+    if text is None:
+        text = body.decode("utf-8", "replace").strip()[:500] or None
+    rid = request_id(response.headers)
+    words = [f"{dialect}: HTTP {response.status_code} {response.reason_phrase}".rstrip()]
+    if error_type:
+        words.append(f"({error_type})")
+    message = " ".join(words) + (f": {text}" if text else "") + (f" [request id {rid}]" if rid else "")
+    return ProviderError(
+        message,
+        dialect=dialect,
+        status=response.status_code,
+        request_id=rid,
+        error_type=error_type,
+        provider_message=text,
+    )
+
+
+def _read_error_body(response: httpx.Response) -> bytes:
+    data = bytearray()
+    try:
+        for chunk in response.iter_bytes():
+            data += chunk
+            if len(data) >= MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass  # what arrived is the message
+    finally:
+        response.close()
+    return bytes(data[:MAX_ERROR_BODY])
+
+
+async def _aread_error_body(response: httpx.Response) -> bytes:
+    data = bytearray()
+    try:
+        async for chunk in response.aiter_bytes():
+            data += chunk
+            if len(data) >= MAX_ERROR_BODY:
+                break
+    except httpx.HTTPError:
+        pass
+    finally:
+        await response.aclose()
+    return bytes(data[:MAX_ERROR_BODY])
+
+
+def _gave_up(dialect: str, cause: httpx.HTTPError, attempts: int) -> TransportError:
+    """No response came: the network's error (its ``__cause__``), after ``attempts`` tries."""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    return TransportError(f"{dialect}: the request failed{tries}: {type(cause).__name__}: {cause}", dialect=dialect)
+
+
+class Transport:
+    """One provider's HTTP: its clients (its own, created when first needed, or the user's,
+    never closed here), default headers, timeout and retries."""
+
+    def __init__(
+        self,
+        *,
+        dialect: str,
+        headers: Mapping[str, str],
+        timeout: float | httpx.Timeout | None,
+        retry: Retry,
+        client: httpx.Client | None = None,
+        async_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.dialect = dialect
+        self.headers = dict(headers)
+        self.retry = retry
+        self._timeout = timeout
+        self._client = client
+        self._async_client = async_client
+        self._own_client = client is None
+        self._own_async_client = async_client is None
+        self._lock = threading.Lock()  # threads sharing a provider share one client
+
+    # --- clients -----------------------------------------------------------------------------
+
+    def _timeout_or_default(self) -> httpx.Timeout:
+        if self._timeout is None:
+            return DEFAULT_TIMEOUT
+        return self._timeout if isinstance(self._timeout, httpx.Timeout) else httpx.Timeout(self._timeout)
+
+    @property
+    def client(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self._timeout_or_default())
+            return self._client
+
+    @property
+    def async_client(self) -> httpx.AsyncClient:
+        with self._lock:
+            if self._async_client is None:
+                self._async_client = httpx.AsyncClient(timeout=self._timeout_or_default())
+            return self._async_client
+
+    def close(self) -> None:
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        self.close()
+        if self._own_async_client and self._async_client is not None:
+            await self._async_client.aclose()
+            self._async_client = None
+
+    def _build(
+        self, client: httpx.Client | httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str]
+    ) -> httpx.Request:
+        # A user's client keeps its own timeout unless one was given here.
+        timeout = self._timeout_or_default() if self._timeout is not None or self._own_client else client.timeout
+        return client.build_request("POST", url, content=body, headers={**self.headers, **headers}, timeout=timeout)
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
+        """POST ``body`` and return the response as soon as its headers arrived (its body not
+        read: the caller streams it and must close it), retrying as ``Retry`` says. Raises
+        ``ProviderError`` for an HTTP error status, ``TransportError`` when no response came."""
+        client = self.client
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                response = client.send(self._build(client, url, body, headers), stream=True)
+            except _NETWORK_RETRYABLE as cause:
+                wait = self.retry.delay(attempt)
+                if wait is None:
+                    raise _gave_up(self.dialect, cause, attempt + 1) from cause
+                self._log(attempt, wait, f"{type(cause).__name__}: {cause}")
+                time.sleep(wait)
+                continue
+            except httpx.HTTPError as cause:
+                raise _gave_up(self.dialect, cause, attempt + 1) from cause
+            if response.is_success:
+                return response
+            error = http_error(response, _read_error_body(response), self.dialect)
+            wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
+            if wait is None:
+                raise error
+            self._log(attempt, wait, str(error))
+            time.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def asend(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
+        """``send`` for asyncio."""
+        client = self.async_client
+        for attempt in range(self.retry.max_retries + 1):
+            try:
+                response = await client.send(self._build(client, url, body, headers), stream=True)
+            except _NETWORK_RETRYABLE as cause:
+                wait = self.retry.delay(attempt)
+                if wait is None:
+                    raise _gave_up(self.dialect, cause, attempt + 1) from cause
+                self._log(attempt, wait, f"{type(cause).__name__}: {cause}")
+                await asyncio.sleep(wait)
+                continue
+            except httpx.HTTPError as cause:
+                raise _gave_up(self.dialect, cause, attempt + 1) from cause
+            if response.is_success:
+                return response
+            error = http_error(response, await _aread_error_body(response), self.dialect)
+            wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
+            if wait is None:
+                raise error
+            self._log(attempt, wait, str(error))
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _log(self, attempt: int, wait: float, reason: str) -> None:
+        log.info(
+            "%s: retry %d of %d in %.3f s: %s",
+            self.dialect,
+            attempt + 1,
+            self.retry.max_retries,
+            wait,
+            reason,
+            extra={"msgwire_retry": attempt + 1, "msgwire_wait": wait},
+        )
+
+
+class Body:
+    """The body of a streamed response as byte chunks for ``msgwire.Stream``: the response is
+    closed when the chunks end or fail, and by ``close()`` (``Stream.close``) at once, even if
+    reading never started."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self.response.iter_bytes()
+        finally:
+            self.response.close()
+
+    def read_all(self) -> bytes:
+        """The whole body (a non-streamed reply)."""
+        try:
+            return self.response.read()
+        finally:
+            self.response.close()
+
+    def close(self) -> None:
+        self.response.close()
+
+
+class AsyncBody:
+    """``Body`` for ``msgwire.AsyncStream``."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.response.aiter_bytes():
+                yield chunk
+        finally:
+            await self.response.aclose()
+
+    async def read_all(self) -> bytes:
+        try:
+            return await self.response.aread()
+        finally:
+            await self.response.aclose()
+
+    async def aclose(self) -> None:
+        await self.response.aclose()

@@ -1,0 +1,537 @@
+"""A scripted model server on 127.0.0.1: a real HTTP server in a thread that answers every
+provider dialect with replies given in advance, for tests, benchmarks and the demo (which is
+why it lives in the package, not in ``tests/``: it needs nothing but the standard library and
+msgwire's wire layer).
+
+::
+
+    from msgwire.harness.scripted import ScriptedServer, reply, tool_call
+
+    with ScriptedServer([reply([tool_call("read_file", {"path": "a.txt"})]), reply("Done.")]) as server:
+        provider = OpenAI(base_url=server.url, api_key="test", model="gpt-4o")
+        ...                                  # two model calls get the two replies, in turn
+        server.requests[1].json()            # what the second call sent
+
+- The dialect of a request is read from its path (``/chat/completions``, ``/responses``,
+  ``/v1/messages``, ``:streamGenerateContent``, ``:generateContent``, ``/api/chat``), so one
+  server's ``url`` is the ``base_url`` of every provider class and of the OpenAI and Anthropic
+  SDKs; streamed or not from its body (``"stream"``) or path (Gemini).
+- A reply is an assistant message, written in the request's dialect by msgwire's own writers
+  (``to_response_json``; for a stream, the message as one Gemini event, transcoded by
+  ``msgwire.transcode``), or a recorded stream (served as it is, or transcoded to the request's
+  dialect), or an HTTP error in the dialect's error shape.
+- Delivery can fail on purpose: ``error(429, retry_after=1)``, ``error(500)`` before the first
+  byte, ``drop()`` (the connection closed before any response), ``reset_after=N`` (N body bytes,
+  then a TCP reset), ``close_after=N`` (N bytes, then the connection closed), ``delay=``
+  between pieces (a slow body), ``hold_after=N`` (N bytes, then wait for the client to close:
+  the cancellation tests).
+- Every request is recorded (``requests``) with what was done about it: bytes sent, whether
+  the body was complete, whether the client closed the connection before its end.
+"""
+
+from __future__ import annotations
+
+import http.server
+import itertools
+import re
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..formats import to_response_json
+from ..stream import assemble
+from ..transcode import transcode
+from ..types import AssistantMessage, ContentBlock, Policy, TextBlock, ToolCallBlock, Usage
+
+__all__ = [
+    "Received",
+    "Reply",
+    "ScriptedServer",
+    "drop",
+    "error",
+    "recorded",
+    "reply",
+    "stream_bytes",
+    "tool_call",
+]
+
+KEEP = Policy(thinking="keep", redacted_thinking="keep", unknown="keep")
+"""Replies carry every block of their message (thinking of another provider included)."""
+_CONTENT_TYPES = {"gemini": "text/event-stream", "ollama": "application/x-ndjson"}
+_EVENT_END = {"ollama": re.compile(rb"(?<=\n)"), "*": re.compile(rb"(?<=\n\n)|(?<=\r\n\r\n)")}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "conflict_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+_GEMINI_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+class Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """One answer of the script (build it with ``reply``, ``recorded``, ``error``, ``drop``).
+
+    Delivery: the body goes out in pieces, one per stream event (or ``chunk_size`` bytes),
+    ``delay`` seconds apart. Cut after that many body bytes: ``reset_after`` (a TCP reset: the
+    client may lose what it had not read yet, as over a real network), ``close_after`` (the
+    connection closed mid-body: the client reads every byte sent, then fails), ``hold_after``
+    (then wait for the client to close).
+    """
+
+    message: AssistantMessage | None = None
+    recorded: bytes | None = None
+    recorded_dialect: str | None = None
+    status: int = 200
+    error_type: str | None = None
+    error_message: str | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    chunk_size: int | None = None
+    delay: float = 0.0
+    reset_after: int | None = None
+    close_after: int | None = None
+    hold_after: int | None = None
+    drop: bool = False
+    gate: threading.Event | None = None
+    """The body waits for this event after the headers went out (the first byte on demand)."""
+
+
+_call_ids = itertools.count(1)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None) -> ToolCallBlock:  # noqa: A002
+    """A tool call block for a scripted reply (``id`` made up when not given)."""
+    text = arguments if isinstance(arguments, str) else msgspec.json.encode(arguments or {}).decode()
+    return ToolCallBlock(id=id or f"call_{next(_call_ids):04d}", name=name, arguments=text)
+
+
+def reply(
+    content: str | ContentBlock | list[ContentBlock] | AssistantMessage,
+    *,
+    usage: Usage | None = None,
+    **delivery: Any,
+) -> Reply:
+    """A reply holding ``content`` (text, blocks, or a whole message). Its stop reason is
+    ``tool_use`` when it calls tools, else ``end_turn``; its model is the request's."""
+    if isinstance(content, AssistantMessage):
+        message = content
+    else:
+        blocks: list[ContentBlock]
+        if isinstance(content, str):
+            blocks = [TextBlock(text=content)]
+        else:
+            blocks = content if isinstance(content, list) else [content]
+        calls = any(type(b) is ToolCallBlock for b in blocks)
+        message = AssistantMessage(
+            content=blocks,
+            stop_reason="tool_use" if calls else "end_turn",
+            usage=usage or Usage(input_tokens=10, output_tokens=5),
+        )
+    return Reply(message=message, **delivery)
+
+
+def recorded(data: bytes, dialect: str, **delivery: Any) -> Reply:
+    """A recorded stream of ``dialect``, served as it is to a client of that dialect (else
+    transcoded to the client's, or assembled for a non-streamed request)."""
+    return Reply(recorded=data, recorded_dialect=dialect, **delivery)
+
+
+def error(
+    status: int,
+    message: str | None = None,
+    *,
+    type: str | None = None,  # noqa: A002 - the provider's word
+    retry_after: float | str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    """An HTTP error response in the shape of the request's dialect (``{"error": {...}}``)."""
+    extra = dict(headers or {})
+    if retry_after is not None:
+        extra["retry-after"] = str(retry_after)
+    return Reply(status=status, error_type=type, error_message=message, headers=extra)
+
+
+def drop() -> Reply:
+    """Close the connection without any response (a network failure before the first byte)."""
+    return Reply(drop=True)
+
+
+def stream_bytes(message: AssistantMessage, dialect: str) -> bytes:
+    """``message`` as a complete stream of ``dialect``, written by msgwire: one Gemini event
+    (``to_response_json``: a Gemini response is one event of its stream), transcoded."""
+    if dialect == "ollama":
+        return to_response_json(message, "ollama", policy=KEEP) + b"\n"
+    event = b"data: " + to_response_json(message, "gemini", policy=KEEP) + b"\r\n\r\n"
+    if dialect == "gemini":
+        return event
+    return b"".join(transcode([event], "gemini", dialect))
+
+
+@dataclass
+class Received:
+    """A request the server received, and what it did about it (final once ``done`` is set)."""
+
+    index: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    dialect: str | None
+    stream: bool
+    model: str | None
+    status: int = 0
+    request_id: str = ""
+    body_size: int = 0
+    """Bytes of the reply body the script had to send."""
+    bytes_sent: int = 0
+    """Bytes of the reply body sent (chunk framing not counted)."""
+    completed: bool = False
+    client_closed: bool = False
+    """The client closed the connection before the body's end."""
+    first_byte_at: float | None = None
+    """``time.perf_counter()`` when the first body byte was written."""
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def json(self) -> Any:
+        return msgspec.json.decode(self.body)
+
+
+def _route(method: str, path: str, body: bytes) -> tuple[str | None, bool, str | None]:
+    """The dialect, streamed or not, and model of a request."""
+    route = path.partition("?")[0]
+    try:
+        data = msgspec.json.decode(body) if body else {}
+    except msgspec.DecodeError:
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    if method != "POST":
+        return None, False, None
+    for suffix, dialect in (
+        ("/chat/completions", "openai"),
+        ("/responses", "openai-responses"),
+        ("/messages", "anthropic"),
+    ):
+        if route.endswith(suffix):
+            return dialect, bool(data.get("stream")), model
+    if route.endswith("/api/chat"):
+        return "ollama", data.get("stream", True) is not False, model
+    head, _, method_name = route.rpartition(":")
+    if method_name in ("streamGenerateContent", "generateContent") and "/models/" in head:
+        return "gemini", method_name == "streamGenerateContent", head.rpartition("/models/")[2]
+    return None, False, None
+
+
+def error_body(dialect: str, status: int, error_type: str | None, message: str) -> bytes:
+    """An HTTP error body in the shape ``dialect``'s API returns."""
+    kind = error_type or _ERROR_TYPES.get(status, "api_error")
+    if dialect == "anthropic":
+        return msgspec.json.encode({"type": "error", "error": {"type": kind, "message": message}})
+    if dialect == "gemini":
+        kind = error_type or _GEMINI_STATUS.get(status, "INTERNAL")
+        return msgspec.json.encode({"error": {"code": status, "message": message, "status": kind}})
+    if dialect == "ollama":
+        return msgspec.json.encode({"error": message})
+    return msgspec.json.encode({"error": {"message": message, "type": kind, "param": None, "code": None}})
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each piece leaves at once (no 40 ms Nagle/delayed-ACK stall)
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        pass
+
+    def do_POST(self) -> None:
+        self.server.owner._handle(self)
+
+    def do_GET(self) -> None:
+        self.server.owner._handle(self)
+
+
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    owner: ScriptedServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        failure = sys.exc_info()[1]
+        if isinstance(failure, (ConnectionError, TimeoutError)):
+            return  # a client that went away between two requests of a kept-alive connection
+        if isinstance(failure, Exception):
+            self.owner.errors.append(failure)
+
+
+class ScriptedServer:
+    """The server: ``ScriptedServer(replies, respond=None)``; a context manager (or
+    ``start()`` / ``stop()``). Replies are served in turn; ``respond(received) -> Reply``, when
+    given, answers every request instead. A request with no reply left gets a 400
+    ``script_exhausted`` error."""
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        respond: Callable[[Received], Reply] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        hold_timeout: float = 10.0,
+    ) -> None:
+        self._replies = list(replies)
+        self._respond = respond
+        self._hold_timeout = hold_timeout
+        self._lock = threading.Condition()
+        self._stopping = threading.Event()
+        self.requests: list[Received] = []
+        self.errors: list[Exception] = []
+        """Failures of the server itself (a bug, never a client's doing)."""
+        self._httpd = _HTTPServer((host, port), _Handler, bind_and_activate=False)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL (``http://127.0.0.1:PORT``) to give every provider."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def add(self, *replies: Reply) -> None:
+        """More replies, served after those already scripted."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Replies not served yet."""
+        with self._lock:
+            return len(self._replies)
+
+    def start(self) -> ScriptedServer:
+        self._httpd.server_bind()
+        self._httpd.server_activate()
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="msgwire-scripted", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def wait(self, count: int, timeout: float = 10.0) -> list[Received]:
+        """Wait until ``count`` requests were received and answered (their ``done`` set);
+        returns them. Raises ``TimeoutError`` when that takes longer than ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self.requests) >= count, timeout):
+                raise TimeoutError(f"{len(self.requests)} requests received, waiting for {count}")
+            received = self.requests[:count]
+        for record in received:
+            if not record.done.wait(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError(f"request {record.index} is still being answered")
+        return received
+
+    # --- serving ---------------------------------------------------------------------------------
+
+    def _handle(self, handler: _Handler) -> None:
+        length = int(handler.headers.get("content-length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        dialect, streamed, model = _route(handler.command, handler.path, body)
+        with self._lock:
+            record = Received(
+                index=len(self.requests),
+                method=handler.command,
+                path=handler.path,
+                headers={k.lower(): v for k, v in handler.headers.items()},
+                body=body,
+                dialect=dialect,
+                stream=streamed,
+                model=model,
+                request_id=f"req_scripted_{len(self.requests) + 1:04d}",
+            )
+            self.requests.append(record)
+            self._lock.notify_all()
+        try:
+            if dialect is None:
+                self._send_error(handler, record, "openai", 404, "not_found_error", f"no model API at {handler.path}")
+                return
+            answer = self._next(record)
+            try:
+                self._serve(handler, record, dialect, answer)
+            except (BrokenPipeError, ConnectionResetError):
+                record.client_closed = True
+                handler.close_connection = True
+            except Exception as failure:  # a reply the writers refuse: say so, as a server would
+                if record.status:
+                    raise
+                self._send_error(handler, record, dialect, 500, "api_error", f"scripted server: {failure}")
+        finally:
+            record.done.set()
+
+    def _next(self, record: Received) -> Reply:
+        if self._respond is not None:
+            return self._respond(record)
+        with self._lock:
+            if self._replies:
+                return self._replies.pop(0)
+        return Reply(status=400, error_type="script_exhausted", error_message="the script has no reply left")
+
+    def _serve(self, handler: _Handler, record: Received, dialect: str, answer: Reply) -> None:
+        if answer.drop:
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if answer.status >= 400:
+            message = answer.error_message or f"scripted error {answer.status}"
+            self._send_error(handler, record, dialect, answer.status, answer.error_type, message, answer.headers)
+            return
+        data = self._body(record, dialect, answer)
+        content_type = _CONTENT_TYPES.get(dialect, "text/event-stream") if record.stream else "application/json"
+        record.status, record.body_size = answer.status, len(data)
+        handler.send_response(answer.status)
+        handler.send_header("content-type", content_type)
+        handler.send_header("transfer-encoding", "chunked")
+        handler.send_header(_request_id_header(dialect), record.request_id)
+        for name, value in answer.headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        self._send_body(handler, record, dialect, answer, data)
+
+    def _body(self, record: Received, dialect: str, answer: Reply) -> bytes:
+        if answer.recorded is not None:
+            source = answer.recorded_dialect or dialect
+            if not record.stream:
+                return to_response_json(assemble(answer.recorded, source), dialect, policy=KEEP)
+            if source == dialect:
+                return answer.recorded
+            return b"".join(transcode([answer.recorded], source, dialect))
+        message = answer.message or AssistantMessage(stop_reason="end_turn")
+        if message.model is None and record.model:
+            message = msgspec.structs.replace(message, model=record.model)
+        return stream_bytes(message, dialect) if record.stream else to_response_json(message, dialect, policy=KEEP)
+
+    def _send_error(
+        self,
+        handler: _Handler,
+        record: Received,
+        dialect: str,
+        status: int,
+        error_type: str | None,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        data = error_body(dialect, status, error_type, message)
+        record.status, record.body_size = status, len(data)
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.send_header(_request_id_header(dialect), record.request_id)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        record.first_byte_at = time.perf_counter()
+        handler.wfile.write(data)
+        record.bytes_sent, record.completed = len(data), True
+
+    def _send_body(self, handler: _Handler, record: Received, dialect: str, answer: Reply, data: bytes) -> None:
+        sock = handler.connection
+        cuts = (answer.reset_after, answer.close_after, answer.hold_after)
+        cut = next((c for c in cuts if c is not None), None)
+        pieces = _pieces(data, dialect if record.stream else None, answer.chunk_size)
+        if answer.gate is not None:
+            answer.gate.wait(self._hold_timeout)
+        for i, piece in enumerate(pieces):
+            if cut is not None and record.bytes_sent + len(piece) >= cut:
+                self._write(handler, record, piece[: cut - record.bytes_sent])
+                handler.close_connection = True
+                if answer.reset_after is not None:
+                    _reset(sock)
+                elif answer.close_after is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+                else:
+                    record.client_closed = self._wait_closed(sock, self._hold_timeout)
+                return
+            self._write(handler, record, piece)
+            if answer.delay and i < len(pieces) - 1 and self._wait_closed(sock, answer.delay):
+                record.client_closed = True
+                handler.close_connection = True
+                return
+        handler.wfile.write(b"0\r\n\r\n")
+        record.completed = True
+
+    def _write(self, handler: _Handler, record: Received, piece: bytes) -> None:
+        if not piece:
+            return
+        if record.first_byte_at is None:
+            record.first_byte_at = time.perf_counter()
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        record.bytes_sent += len(piece)
+
+    def _wait_closed(self, sock: socket.socket, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds; ``True`` as soon as the client closed the connection."""
+        deadline = time.monotonic() + timeout
+        while not self._stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            readable, _, _ = select.select([sock], [], [], min(left, 0.1))
+            if not readable:
+                continue
+            try:
+                if sock.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:  # reset by the client
+                return True
+            time.sleep(min(left, 0.01))  # the client sent something (a next request): keep waiting
+        return False
+
+
+def _request_id_header(dialect: str) -> str:
+    """Anthropic's API names its request id ``request-id`` (its SDK reads that); OpenAI's and the
+    others' ``x-request-id``."""
+    return "request-id" if dialect == "anthropic" else "x-request-id"
+
+
+def _pieces(data: bytes, stream_dialect: str | None, chunk_size: int | None) -> list[bytes]:
+    if chunk_size:
+        return [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
+    if stream_dialect is None:
+        return [data]
+    pattern = _EVENT_END["ollama" if stream_dialect == "ollama" else "*"]
+    return [piece for piece in pattern.split(data) if piece]
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close the connection with a TCP reset (what a crashed proxy or a dropped link looks like)."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()

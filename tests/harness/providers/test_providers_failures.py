@@ -1,0 +1,316 @@
+"""Failures, on a real server that fails on purpose: HTTP errors become ``ProviderError`` with
+the provider's words; retries happen before the first body byte only (429 with Retry-After,
+500, a dropped connection), never after; a reset mid-body and a slow body raise
+``TransportError`` with the partial message; closing a stream (leaving ``with``, cancelling the
+task) closes the connection, which the server sees before the body's end."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from providers_support import DIALECTS, FAST_RETRY
+
+import msgwire
+from msgwire import ProviderError, TransportError, TruncatedStreamError, user
+from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
+from msgwire.harness.providers._http import retry_after
+from msgwire.harness.scripted import ScriptedServer, drop, error, recorded, reply
+
+Connect = Callable[..., HTTPProvider]
+WIRE = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
+REQUEST = Request(messages=[user("hi")], max_tokens=64)
+# One recording per dialect, long enough to cut in the middle.
+LONG = {
+    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
+    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
+    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
+    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
+    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
+}
+ERROR_TYPES = {
+    "openai": "invalid_request_error",
+    "openai-responses": "invalid_request_error",
+    "anthropic": "authentication_error",
+    "gemini": "UNAUTHENTICATED",
+    "ollama": "error",  # Ollama's error body is a bare message; msgwire names its type "error"
+}
+
+
+# --- HTTP errors and retries -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_401_is_not_retried_and_carries_the_providers_words(
+    server: ScriptedServer, connect: Connect, dialect: str
+) -> None:
+    server.add(error(401, "Incorrect API key provided", type=ERROR_TYPES[dialect] if dialect != "ollama" else None))
+    model = connect(dialect)
+    with pytest.raises(ProviderError) as failure:
+        model.stream(REQUEST)
+    err = failure.value
+    assert (err.status, err.error_type, err.provider_message) == (
+        401,
+        ERROR_TYPES[dialect],
+        "Incorrect API key provided",
+    )
+    assert err.request_id == "req_scripted_0001"
+    assert err.retryable is False
+    assert err.dialect == dialect
+    assert "HTTP 401" in str(err)
+    assert "req_scripted_0001" in str(err)
+    assert len(server.wait(1)) == len(server.requests) == 1
+
+
+def test_429_with_retry_after_is_honoured_then_succeeds(
+    server: ScriptedServer, connect: Connect, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.add(error(429, "Rate limit reached", retry_after=1), reply("after the wait"))
+    caplog.set_level(logging.INFO, logger="msgwire.harness.providers")
+    with connect("openai", retry=Retry()).stream(REQUEST) as stream:
+        assert stream.until_done().text == "after the wait"
+    assert [r.status for r in server.wait(2)] == [429, 200]
+    (retry,) = caplog.records
+    assert retry.msgwire_wait == 1.0  # type: ignore[attr-defined]  # the server's word, no backoff or jitter
+    assert "rate_limit_error" in retry.getMessage()
+
+
+def test_a_retry_after_longer_than_max_wait_is_raised_at_once(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(429, "Try tomorrow", retry_after=86400), reply("never served"))
+    with pytest.raises(ProviderError) as failure:
+        connect("anthropic").stream(REQUEST)
+    assert failure.value.status == 429
+    assert failure.value.retryable is True  # the caller decides whether to wait that long
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_500_before_the_first_byte_is_retried(server: ScriptedServer, connect: Connect, dialect: str) -> None:
+    server.add(error(500, "Internal error"), error(503, "Unavailable"), reply("third time lucky"))
+    with connect(dialect).stream(REQUEST) as stream:
+        assert stream.until_done().text == "third time lucky"
+    assert [r.status for r in server.wait(3)] == [500, 503, 200]
+
+
+def test_retries_stop_after_max_retries(server: ScriptedServer, connect: Connect) -> None:
+    server.add(*[error(502, "Bad gateway")] * 4)
+    with pytest.raises(ProviderError) as failure:
+        connect("openai", retry=Retry(max_retries=2, initial_delay=0.01)).complete(REQUEST)
+    assert (failure.value.status, failure.value.retryable) == (502, True)
+    assert len(server.wait(3)) == 3
+    assert server.pending == 1
+
+
+def test_anthropic_overloaded_error_is_retried(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(529, "Overloaded", type="overloaded_error"), reply("ok"))
+    assert connect("anthropic").complete(REQUEST).text == "ok"
+    assert [r.status for r in server.wait(2)] == [529, 200]
+
+
+def test_a_connection_dropped_before_any_response_is_retried(server: ScriptedServer, connect: Connect) -> None:
+    server.add(drop(), reply("reconnected"))
+    with connect("gemini").stream(REQUEST) as stream:
+        assert stream.until_done().text == "reconnected"
+    assert len(server.wait(2)) == 2
+
+
+def test_a_refused_connection_fails_as_transport_error_after_the_retries() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = msgwire.harness.providers.OpenAI(
+        base_url=f"http://127.0.0.1:{port}", api_key="k", model="m", retry=FAST_RETRY
+    )
+    with model, pytest.raises(TransportError) as failure:
+        model.stream(REQUEST)
+    assert isinstance(failure.value.__cause__, httpx.ConnectError)
+    assert "after 3 attempts" in str(failure.value)
+
+
+def test_retry_after_reads_seconds_milliseconds_and_dates() -> None:
+    assert retry_after({"retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
+    assert retry_after({"retry-after": "soon"}) is None
+    assert retry_after({}) is None
+
+
+def test_retry_delays_grow_with_jitter_and_stop() -> None:
+    policy = Retry(max_retries=3, initial_delay=1.0, max_delay=3.0)
+    for attempt, ceiling in enumerate((1.0, 2.0, 3.0)):
+        delay = policy.delay(attempt)
+        assert delay is not None
+        assert 0.75 * ceiling <= delay <= ceiling
+    assert policy.delay(3) is None
+    assert policy.delay(0, retry_after=5.0) == 5.0
+    assert Retry(max_wait=4.0).delay(0, retry_after=5.0) is None
+
+
+# --- failures after the first byte: never retried ----------------------------------------------
+
+
+def _partial(data: bytes, dialect: str, cut: int) -> msgwire.AssistantMessage:
+    """What the wire layer makes of exactly the first ``cut`` bytes (a stream cut short)."""
+    with pytest.raises(TruncatedStreamError) as cut_short:
+        msgwire.assemble(data[:cut], dialect)
+    return cut_short.value.partial_message  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_connection_closed_mid_body_raises_with_the_partial_message_and_is_not_retried(
+    server: ScriptedServer, connect: Connect, dialect: str
+) -> None:
+    data = LONG[dialect].read_bytes()
+    cut = len(data) // 2
+    server.add(recorded(data, dialect, close_after=cut), reply("a retry would get this"))
+    with connect(dialect).stream(REQUEST) as stream, pytest.raises(TransportError) as failure:
+        stream.until_done()
+    assert isinstance(failure.value.__cause__, httpx.RemoteProtocolError)  # incomplete chunked read
+    partial = failure.value.partial_message
+    assert partial.stop_reason == "error"
+    assert stream.message().content == partial.content
+    assert failure.value.offset == cut
+    assert partial.content == _partial(data, dialect, cut).content
+    assert partial.content  # half the stream carried something
+    (received,) = server.wait(1)
+    assert received.bytes_sent == cut
+    assert server.pending == 1  # not retried
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_reset_mid_body_raises_with_the_partial_message_and_is_not_retried(
+    server: ScriptedServer, connect: Connect, dialect: str
+) -> None:
+    data = LONG[dialect].read_bytes()
+    cut = len(data) // 2
+    server.add(recorded(data, dialect, reset_after=cut), reply("a retry would get this"))
+    with connect(dialect).stream(REQUEST) as stream, pytest.raises(TransportError) as failure:
+        stream.until_done()
+    assert isinstance(failure.value.__cause__, httpx.TransportError)
+    partial = failure.value.partial_message
+    assert partial.stop_reason == "error"
+    assert stream.message().content == partial.content
+    # A reset may discard bytes the client had not read yet: the message holds exactly what the
+    # bytes it did read carry.
+    received_bytes = failure.value.offset
+    assert received_bytes is not None
+    assert received_bytes <= cut
+    if received_bytes:
+        assert partial.content == _partial(data, dialect, received_bytes).content
+    (received,) = server.wait(1)
+    assert received.bytes_sent == cut
+    assert server.pending == 1  # not retried
+
+
+def test_an_error_inside_the_stream_is_a_provider_error_with_the_request_id(
+    server: ScriptedServer, connect: Connect
+) -> None:
+    data = (WIRE / "openai-compat" / "openrouter-midstream-error.sse").read_bytes()
+    server.add(recorded(data, "openai"), reply("not retried"))
+    with connect("openai").stream(REQUEST) as stream, pytest.raises(ProviderError) as failure:
+        stream.until_done()
+    assert failure.value.status is None
+    assert failure.value.request_id == stream.request_id == "req_scripted_0001"
+    assert failure.value.partial_message.stop_reason == "error"
+    assert server.pending == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_slow_body_arrives_whole(server: ScriptedServer, connect: Connect, dialect: str) -> None:
+    data = LONG[dialect].read_bytes()
+    server.add(recorded(data, dialect, chunk_size=len(data) // 40 + 1, delay=0.002))  # 40 pieces
+    with connect(dialect).stream(REQUEST) as stream:
+        message = stream.until_done()
+    assert message.content == msgwire.assemble(data, dialect).content
+    (received,) = server.wait(1)
+    assert received.completed
+
+
+def test_a_body_slower_than_the_read_timeout_fails_with_the_partial_message(
+    server: ScriptedServer, connect: Connect
+) -> None:
+    data = LONG["anthropic"].read_bytes()
+    server.add(recorded(data, "anthropic", delay=30.0))
+    model = connect("anthropic", timeout=httpx.Timeout(5.0, read=0.2))
+    events = []
+    with model.stream(REQUEST) as stream, pytest.raises(TransportError) as failure:
+        events.extend(stream)
+    assert isinstance(failure.value.__cause__, httpx.ReadTimeout)
+    assert events  # the first piece arrived before the wait
+    assert failure.value.partial_message.stop_reason == "error"
+    (received,) = server.wait(1)
+    assert received.client_closed
+    assert not received.completed
+
+
+# --- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_leaving_the_with_closes_the_connection_before_the_body_ends(
+    server: ScriptedServer, connect: Connect, dialect: str
+) -> None:
+    data = LONG[dialect].read_bytes()
+    server.add(recorded(data, dialect, hold_after=len(data) // 3))
+    with connect(dialect).stream(REQUEST) as stream:
+        first = next(stream)
+    assert first.type == "message_start"
+    assert stream.message().stop_reason == "aborted"  # closed before its end
+    (received,) = server.wait(1)  # the server was holding the rest until the client went away
+    assert received.client_closed
+    assert received.bytes_sent < received.body_size
+    assert not received.completed
+
+
+def test_close_before_reading_closes_the_connection(server: ScriptedServer, connect: Connect) -> None:
+    server.add(reply("never read", hold_after=0))
+    stream = connect("openai").stream(REQUEST)
+    stream.close()
+    assert stream.message().stop_reason == "aborted"
+    (received,) = server.wait(1)
+    assert received.client_closed
+    assert received.bytes_sent == 0
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_cancelling_the_task_closes_the_connection(server: ScriptedServer, connect: Connect, dialect: str) -> None:
+    data = LONG[dialect].read_bytes()
+    server.add(recorded(data, dialect, hold_after=len(data) // 3), recorded(data, dialect, hold_after=len(data) // 3))
+    model = connect(dialect)
+
+    streams: list[AsyncProviderStream] = []
+
+    async def read(started: asyncio.Event, with_block: bool) -> None:
+        if with_block:
+            async with model.astream(REQUEST) as stream:
+                streams.append(stream)
+                async for _ in stream:
+                    started.set()
+        else:  # no `async with`: the cancellation alone must close the response
+            streams.append(await model.astream(REQUEST))
+            async for _ in streams[-1]:
+                started.set()
+
+    async def cancel_after_first_event(with_block: bool) -> None:
+        started = asyncio.Event()
+        task = asyncio.create_task(read(started, with_block))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert streams[-1].message().stop_reason == "aborted"
+
+    async def run() -> None:
+        await cancel_after_first_event(with_block=True)
+        await cancel_after_first_event(with_block=False)
+        await model.aclose()
+
+    asyncio.run(run())
+    for received in server.wait(2):
+        assert received.client_closed
+        assert received.bytes_sent < received.body_size

@@ -98,7 +98,7 @@ demo: build ## The main job: show what msgwire does on the bundled examples
 
 .PHONY: bench
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md
-	MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
+	MSGWIRE_BENCH_FULL=1 MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
 
 .PHONY: format
 format: venv ## Format Rust and Python code

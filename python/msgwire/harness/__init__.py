@@ -10,4 +10,40 @@ library is imported only in the one module that needs it.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .audit import Entry, Parent, Verification
+from .conversation import DECISIONS, Conversation, EntrySink
+from .tools import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approvals,
+    Approve,
+    Approver,
+    Deny,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+    ToolRegistry,
+    ToolRunner,
+    tool,
+)
+
+__all__ = [
+    "DECISIONS",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approve",
+    "Approver",
+    "Conversation",
+    "Deny",
+    "Entry",
+    "EntrySink",
+    "Parent",
+    "ToolContext",
+    "ToolFailure",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolRunner",
+    "Verification",
+    "tool",
+]

@@ -1,0 +1,49 @@
+"""Tools: declaration (``@tool``, ``ToolRegistry``), approval (``ApprovalPolicy``, an approver,
+``Approve`` / ``Deny``) and concurrent execution (``ToolRunner``) with one result per call.
+
+This package knows nothing of providers, stores or resources (``agent.py`` composes them); it
+records into a conversation through the small ``Recorder`` protocol (``Conversation`` is one).
+"""
+
+from __future__ import annotations
+
+from .approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approvals,
+    Approve,
+    Approver,
+    Decision,
+    DecisionRecord,
+    Deny,
+    Recorder,
+    decide,
+    fingerprint,
+)
+from .registry import BaseTool, ExecutorTool, FunctionTool, ToolContext, ToolExecutor, ToolRegistry, tool
+from .results import ToolFailure, ToolOutput
+from .run import ToolRunner
+
+__all__ = [
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approve",
+    "Approver",
+    "BaseTool",
+    "Decision",
+    "DecisionRecord",
+    "Deny",
+    "ExecutorTool",
+    "FunctionTool",
+    "Recorder",
+    "ToolContext",
+    "ToolExecutor",
+    "ToolFailure",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolRunner",
+    "decide",
+    "fingerprint",
+    "tool",
+]

@@ -1,0 +1,321 @@
+"""Approval: which tool calls may run, decided call by call, bound to the exact arguments.
+
+Per tool, an ``ApprovalPolicy``:
+
+- ``"auto"``: approved without asking; ``"deny"``: denied without asking;
+- ``"ask"``: the *approver* decides;
+- a function of the call, ``policy(call: ToolCallBlock)`` (sync or async), returning one of the
+  three, or a decision (``Approve`` / ``Deny``) itself.
+
+The approver is one callable (sync or async) that gets every call to ask about at once, as a list
+of ``ApprovalRequest`` (the call, the tool's declaration, the parsed arguments, the fingerprint),
+and returns a mapping ``{call_id: Approve(...) | Deny(reason=...)}``. ``Approve(arguments=...)``
+approves *edited* arguments: those are what runs and what is recorded.
+
+Default deny: a call the approver leaves out, a value that is not a decision, an approver or a
+policy that raises, and any ``"ask"`` with no approver are denials, with the reason recorded.
+
+Binding: each decision records the *fingerprint* of the call, ``sha256`` over the call id, the
+tool name and the exact arguments text (``fingerprint()``). The runner executes a call only when
+an approval with that very fingerprint exists, so arguments changed after approval (by a hook,
+a bug, a forged history) are not run: an approval never carries over to other arguments.
+
+Calls to tools that do not exist, or whose arguments do not fit the schema, are not asked about
+(they stay ``pending``): the runner answers them with an error result the model can act on.
+
+Every decision is recorded: when ``decide`` is given a conversation (a ``Recorder``), the
+assistant message is recorded first if it is not there yet (``tool_call_requested``), then each
+decision, in call order, as an entry ``tool_call_approved`` / ``tool_call_denied`` whose message
+is the assistant message's new state (``ToolCallBlock.approval`` set) and whose audit holds who,
+why, the policy and the fingerprint (and, for edited arguments, the fingerprint of those asked).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+
+import msgspec
+
+from msgwire import AssistantMessage, Message, Tool, ToolCallBlock
+
+if TYPE_CHECKING:
+    from .registry import ToolRegistry
+
+__all__ = [
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approve",
+    "Approver",
+    "Decision",
+    "DecisionRecord",
+    "Deny",
+    "PolicyName",
+    "Recorder",
+    "check_policy",
+    "decide",
+    "fingerprint",
+]
+
+PolicyName = Literal["auto", "ask", "deny"]
+
+
+class Approve(msgspec.Struct, frozen=True, kw_only=True):
+    """Run the call; with ``arguments`` (JSON text, or a JSON object given as a dict), run it
+    with those instead of the model's."""
+
+    arguments: str | dict[str, Any] | None = None
+    by: str | None = None
+    reason: str | None = None
+
+
+class Deny(msgspec.Struct, frozen=True, kw_only=True):
+    """Do not run the call; ``reason`` is sent to the model."""
+
+    reason: str = ""
+    by: str | None = None
+
+
+Decision = Union[Approve, Deny]
+ApprovalPolicy = Union[PolicyName, Callable[[ToolCallBlock], Any]]
+"""``"auto"``, ``"ask"``, ``"deny"``, or ``f(call) -> "auto" | "ask" | "deny" | Approve | Deny``
+(sync or async)."""
+
+
+class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """One call the approver decides: ``arguments`` parsed (as JSON values), ``tool`` the
+    declaration the model saw, ``fingerprint`` what an approval will be bound to."""
+
+    call: ToolCallBlock
+    tool: Tool
+    arguments: Any
+    fingerprint: str
+
+
+Approver = Callable[[list[ApprovalRequest]], Any]
+"""``approver(requests) -> {call_id: Approve | Deny}`` (or an awaitable of it)."""
+
+
+class DecisionRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One decided call: who decided, why, under which policy, bound to which arguments."""
+
+    call_id: str
+    tool: str
+    approved: bool
+    by: str
+    reason: str | None = None
+    policy: str
+    fingerprint: str
+    """Of the call as decided (with the edited arguments when they were edited)."""
+    asked_fingerprint: str | None = None
+    """Of the call as the approver saw it, when it approved other arguments."""
+
+    def audit(self) -> dict[str, Any]:
+        """The audit metadata of the decision's entry."""
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "call_id": self.call_id,
+            "by": self.by,
+            "policy": self.policy,
+            "fingerprint": self.fingerprint,
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.asked_fingerprint is not None:
+            out["edited"] = True
+            out["asked_fingerprint"] = self.asked_fingerprint
+        return out
+
+
+class Approvals(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``decide`` returns: the assistant message's new state and one record per decided
+    call (in call order). ``ToolRunner.execute`` runs the calls it grants."""
+
+    message: AssistantMessage
+    records: list[DecisionRecord]
+
+    def grant(self, call: ToolCallBlock) -> DecisionRecord | None:
+        """The approval that covers ``call`` exactly as it is (same id, tool, arguments), if any."""
+        if call.approval != "approved":
+            return None
+        print_ = fingerprint(call)
+        return next((r for r in self.records if r.approved and r.fingerprint == print_), None)
+
+    def record_for(self, call_id: str) -> DecisionRecord | None:
+        return next((r for r in reversed(self.records) if r.call_id == call_id), None)
+
+
+class Recorder(Protocol):
+    """Where decisions and results are recorded (``Conversation`` is one)."""
+
+    def __contains__(self, message_id: object, /) -> bool: ...
+    def record(self, message: Message, decision: str, audit: Mapping[str, Any] | None = None, /) -> object: ...
+
+
+def fingerprint(call: ToolCallBlock) -> str:
+    """``sha256`` (hex) over the call id, the tool name and the exact arguments text."""
+    data = msgspec.json.encode(["msgwire-tool-call-v1", call.id, call.name, call.arguments])
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_policy(policy: Any) -> ApprovalPolicy:
+    if policy in ("auto", "ask", "deny") or callable(policy):
+        return policy  # type: ignore[no-any-return]
+    raise ValueError(f"an approval policy is 'auto', 'ask', 'deny' or a function of the call, not {policy!r}")
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+async def decide(
+    message: AssistantMessage,
+    registry: ToolRegistry,
+    approver: Approver | None = None,
+    *,
+    conversation: Recorder | None = None,
+) -> Approvals:
+    """Decide every pending call of ``message`` (see the module docstring)."""
+    if conversation is not None and message.id not in conversation:
+        conversation.record(message, "tool_call_requested", {"calls": len(message.tool_calls)})
+
+    decisions: dict[int, tuple[Decision, str]] = {}  # block index -> (decision, policy label)
+    asks: list[tuple[int, ApprovalRequest]] = []
+    for index, block in enumerate(message.content):
+        if type(block) is not ToolCallBlock or block.approval != "pending":
+            continue
+        tool = registry.get(block.name)
+        if tool is None:
+            continue
+        try:
+            arguments = tool.decode(block.arguments)
+        except (msgspec.DecodeError, ValueError):
+            continue
+        policy = tool.policy
+        label = policy if isinstance(policy, str) else f"function:{_name(policy)}"
+        verdict = await _policy_verdict(policy, block)
+        if verdict == "ask":
+            request = ApprovalRequest(
+                call=block, tool=tool.spec, arguments=msgspec.to_builtins(arguments), fingerprint=fingerprint(block)
+            )
+            asks.append((index, request))
+            continue
+        if verdict == "auto":
+            verdict = Approve(by="policy")
+        elif verdict == "deny":
+            verdict = Deny(by="policy", reason=f"the tool {block.name!r} is not allowed")
+        elif not isinstance(verdict, (Approve, Deny)):
+            verdict = Deny(by="policy", reason=f"the approval policy gave {verdict!r}, not a decision")
+        decisions[index] = (verdict, label)
+
+    if asks:
+        for index, decision in zip([i for i, _ in asks], await _ask(approver, [r for _, r in asks]), strict=True):
+            decisions[index] = (decision, "ask")
+
+    content = list(message.content)
+    records: list[DecisionRecord] = []
+    for index in sorted(decisions):
+        decision, label = decisions[index]
+        block = content[index]
+        assert type(block) is ToolCallBlock
+        new_block, record = _apply(block, decision, label, registry)
+        content[index] = new_block
+        records.append(record)
+        if conversation is not None:
+            state = msgspec.structs.replace(message, content=list(content))
+            entry_decision = "tool_call_approved" if record.approved else "tool_call_denied"
+            conversation.record(state, entry_decision, record.audit())
+    return Approvals(message=msgspec.structs.replace(message, content=content), records=records)
+
+
+async def _policy_verdict(policy: ApprovalPolicy, call: ToolCallBlock) -> Any:
+    if isinstance(policy, str):
+        return policy
+    try:
+        return await _maybe_await(policy(call))
+    except Exception as exc:
+        return Deny(by="policy", reason=f"the approval policy failed ({type(exc).__name__}: {exc})")
+
+
+async def _ask(approver: Approver | None, requests: list[ApprovalRequest]) -> list[Decision]:
+    """The approver's decision for each request, a denial wherever there is none."""
+    if approver is None:
+        return [Deny(by="default", reason="approval needed and no approver was given")] * len(requests)
+    by = f"approver:{_name(approver)}"
+    try:
+        answer = await _maybe_await(approver(requests))
+    except Exception as exc:
+        return [Deny(by=by, reason=f"the approver failed ({type(exc).__name__}: {exc})")] * len(requests)
+    if not isinstance(answer, Mapping):
+        return [Deny(by=by, reason=f"the approver returned {type(answer).__name__}, not a mapping")] * len(requests)
+    out: list[Decision] = []
+    for request in requests:
+        decision = answer.get(request.call.id)
+        if decision is None:
+            out.append(Deny(by="default", reason="no decision was given (default deny)"))
+        elif not isinstance(decision, (Approve, Deny)):
+            out.append(Deny(by=by, reason=f"{decision!r} is not a decision (Approve or Deny)"))
+        elif decision.by is None:
+            out.append(msgspec.structs.replace(decision, by=by))
+        else:
+            out.append(decision)
+    return out
+
+
+def _apply(
+    block: ToolCallBlock, decision: Decision, label: str, registry: ToolRegistry
+) -> tuple[ToolCallBlock, DecisionRecord]:
+    """The call's new state and the record of the decision."""
+    by = decision.by or "policy"
+    if isinstance(decision, Approve):
+        arguments = block.arguments
+        if decision.arguments is not None:
+            given = decision.arguments
+            arguments = given if isinstance(given, str) else msgspec.json.encode(given).decode()
+        if arguments != block.arguments:
+            tool = registry.get(block.name)
+            try:
+                if tool is not None:
+                    tool.decode(arguments)
+            except (msgspec.DecodeError, ValueError) as exc:
+                return _apply(
+                    block, Deny(by=by, reason=f"the edited arguments do not fit the tool: {exc}"), label, registry
+                )
+            approved = msgspec.structs.replace(block, arguments=arguments, approval="approved")
+            return approved, DecisionRecord(
+                call_id=block.id,
+                tool=block.name,
+                approved=True,
+                by=by,
+                reason=decision.reason,
+                policy=label,
+                fingerprint=fingerprint(approved),
+                asked_fingerprint=fingerprint(block),
+            )
+        approved = msgspec.structs.replace(block, approval="approved")
+        return approved, DecisionRecord(
+            call_id=block.id,
+            tool=block.name,
+            approved=True,
+            by=by,
+            reason=decision.reason,
+            policy=label,
+            fingerprint=fingerprint(approved),
+        )
+    denied = msgspec.structs.replace(block, approval="denied")
+    return denied, DecisionRecord(
+        call_id=block.id,
+        tool=block.name,
+        approved=False,
+        by=by,
+        reason=decision.reason or None,
+        policy=label,
+        fingerprint=fingerprint(denied),
+    )

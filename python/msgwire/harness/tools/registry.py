@@ -1,0 +1,305 @@
+"""Tools: what the model is told (``msgwire.Tool``) apart from what runs (a function or an executor).
+
+``@tool`` turns a sync or async function into a ``FunctionTool``: still callable as the function,
+with ``.spec``, the ``msgwire.Tool`` (name, description, JSON Schema of the arguments) that
+``msgwire.formats.to_request(..., tools=[...])`` writes for every dialect. The schema comes from
+the signature and the docstring (``schema.py``). A tool can also be a ``msgwire.Tool`` plus an
+executor object (``ExecutorTool``: ``execute(name, arguments)``, sync or async), e.g. the tools of
+an MCP server. ``ToolRegistry`` holds them by name.
+
+Per tool: ``policy`` (an ``ApprovalPolicy``: ``"auto"`` by default), ``timeout`` in seconds
+(``None``: the runner's), ``concurrency_safe`` (``True`` by default; ``False`` makes the tool run
+alone, after every call before it and before every call after it).
+
+A function receives a ``ToolContext`` (the call, the runner's ``deps``, and a ``cancelled`` event
+set on timeout or interruption, for sync tools that can stop early) when one of its parameters
+is annotated ``ToolContext``; that parameter is not part of the schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, overload
+
+import msgspec
+
+from msgwire import Tool, ToolCallBlock
+
+from .approval import ApprovalPolicy, check_policy
+from .schema import ArgumentsModel, arguments_model
+
+__all__ = ["BaseTool", "ExecutorTool", "FunctionTool", "ToolContext", "ToolExecutor", "ToolRegistry", "tool"]
+
+
+class ToolContext:
+    """What a tool may know about its call: ``call`` (the ``ToolCallBlock`` as approved),
+    ``deps`` (the runner's), ``cancelled`` (a ``threading.Event`` set when the call timed out or
+    was interrupted: a sync tool keeps running in its thread unless it checks)."""
+
+    __slots__ = ("call", "cancelled", "deps")
+
+    def __init__(self, call: ToolCallBlock, deps: Any) -> None:
+        self.call = call
+        self.deps = deps
+        self.cancelled = threading.Event()
+
+
+class ToolExecutor(Protocol):
+    """Runs tools declared apart from it: ``execute(name, arguments)`` with the arguments
+    decoded (a dict, or the tool's ``arguments_type``); sync or async (``async def execute``)."""
+
+    def execute(self, name: str, arguments: Any, /) -> Any: ...
+
+
+class BaseTool:
+    """A registered tool: its ``spec`` and how it runs."""
+
+    spec: Tool
+    policy: ApprovalPolicy
+    timeout: float | None
+    concurrency_safe: bool
+    is_async: bool
+    needs_context: bool
+
+    def __init__(self, spec: Tool, *, policy: ApprovalPolicy, timeout: float | None, concurrency_safe: bool) -> None:
+        self.spec = spec
+        self.policy = check_policy(policy)
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.timeout = timeout
+        self.concurrency_safe = concurrency_safe
+        self.needs_context = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def decode(self, arguments: str) -> Any:
+        """The arguments text decoded and checked (``msgspec.ValidationError`` /
+        ``msgspec.DecodeError`` with the JSON path when it does not fit)."""
+        raise NotImplementedError
+
+    def invoke(self, arguments: Any, context: ToolContext | None) -> Any:
+        """Call the tool with decoded arguments: its value, or an awaitable for an async tool."""
+        raise NotImplementedError
+
+    def with_options(
+        self,
+        *,
+        policy: ApprovalPolicy | None = None,
+        timeout: float | None = None,
+        concurrency_safe: bool | None = None,
+    ) -> BaseTool:
+        """A copy with some options replaced (the original is unchanged)."""
+        clone = copy.copy(self)
+        if policy is not None:
+            clone.policy = check_policy(policy)
+        if timeout is not None:
+            clone.timeout = timeout
+        if concurrency_safe is not None:
+            clone.concurrency_safe = concurrency_safe
+        return clone
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, policy={self.policy!r}, concurrency_safe={self.concurrency_safe})"
+
+
+def _text(arguments: str) -> str:
+    return arguments if arguments.strip() else "{}"  # no arguments at all means an empty object
+
+
+class FunctionTool(BaseTool):
+    """A function as a tool (what ``@tool`` returns); calling it calls the function."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        policy: ApprovalPolicy = "auto",
+        timeout: float | None = None,
+        concurrency_safe: bool = True,
+    ) -> None:
+        check_policy(policy)  # before the work of the schema
+        name = name or fn.__name__
+        self.fn = fn
+        self.model: ArgumentsModel = arguments_model(fn, name, ToolContext)
+        spec = Tool(
+            name=name,
+            description=self.model.description if description is None else description,
+            parameters=self.model.schema,
+        )
+        super().__init__(spec, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe)
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        self.needs_context = self.model.context_parameter is not None
+        self._decoder = msgspec.json.Decoder(self.model.type)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def decode(self, arguments: str) -> Any:
+        return self._decoder.decode(_text(arguments))
+
+    def invoke(self, arguments: Any, context: ToolContext | None) -> Any:
+        model = self.model
+        if model.flatten:
+            kwargs = {model.parameters[0]: arguments}
+        else:
+            kwargs = {p: getattr(arguments, p) for p in model.parameters}
+        if model.context_parameter is not None:
+            kwargs[model.context_parameter] = context
+        return self.fn(**kwargs)
+
+
+class ExecutorTool(BaseTool):
+    """A declared tool (``spec``) run by an executor object. Its arguments are decoded into
+    ``arguments_type`` when given (any type msgspec decodes, e.g. a Struct), else into a JSON
+    object whose ``required`` properties (from the schema) must be present."""
+
+    def __init__(
+        self,
+        spec: Tool,
+        executor: ToolExecutor,
+        *,
+        arguments_type: Any = None,
+        policy: ApprovalPolicy = "auto",
+        timeout: float | None = None,
+        concurrency_safe: bool = True,
+    ) -> None:
+        super().__init__(spec, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe)
+        self.executor = executor
+        self.is_async = inspect.iscoroutinefunction(executor.execute)
+        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+            dict[str, Any] if arguments_type is None else arguments_type
+        )
+        required = spec.parameters.get("required", []) if arguments_type is None else []
+        self._required = tuple(r for r in required if isinstance(r, str))
+
+    def decode(self, arguments: str) -> Any:
+        value = self._decoder.decode(_text(arguments))
+        for name in self._required:
+            if name not in value:
+                raise msgspec.ValidationError(f"Object missing required field `{name}`")
+        return value
+
+    def invoke(self, arguments: Any, context: ToolContext | None) -> Any:
+        return self.executor.execute(self.name, arguments)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    policy: ApprovalPolicy = "auto",
+    timeout: float | None = None,
+    concurrency_safe: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    policy: ApprovalPolicy = "auto",
+    timeout: float | None = None,
+    concurrency_safe: bool = True,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """``@tool`` or ``@tool(policy="ask", timeout=30, concurrency_safe=False, ...)``: a
+    ``FunctionTool`` with its ``.spec`` (``msgwire.Tool``) from the signature and docstring."""
+
+    def make(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            f, name=name, description=description, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe
+        )
+
+    return make(fn) if fn is not None else make
+
+
+class ToolRegistry:
+    """Tools by name. ``specs`` is what to pass to ``formats.to_request(..., tools=...)``."""
+
+    def __init__(self, tools: Iterable[BaseTool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, BaseTool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(
+        self,
+        tool: BaseTool | Callable[..., Any] | Tool,
+        executor: ToolExecutor | None = None,
+        *,
+        policy: ApprovalPolicy | None = None,
+        timeout: float | None = None,
+        concurrency_safe: bool | None = None,
+        arguments_type: Any = None,
+    ) -> BaseTool:
+        """Register a tool: a ``@tool`` function (options given here override its own), a plain
+        function (made a ``FunctionTool``), or a ``msgwire.Tool`` with its ``executor``.
+        ``ValueError`` for a name already taken."""
+        if isinstance(tool, Tool):
+            if executor is None:
+                raise TypeError(f"tool {tool.name!r} is a declaration: give the executor that runs it")
+            made: BaseTool = ExecutorTool(
+                tool,
+                executor,
+                arguments_type=arguments_type,
+                policy=policy or "auto",
+                timeout=timeout,
+                concurrency_safe=True if concurrency_safe is None else concurrency_safe,
+            )
+        elif isinstance(tool, BaseTool):
+            made = tool.with_options(policy=policy, timeout=timeout, concurrency_safe=concurrency_safe)
+        elif callable(tool):
+            made = FunctionTool(
+                tool,
+                policy=policy or "auto",
+                timeout=timeout,
+                concurrency_safe=True if concurrency_safe is None else concurrency_safe,
+            )
+        else:
+            raise TypeError(f"cannot register {tool!r} as a tool")
+        if made.name in self._tools:
+            raise ValueError(f"a tool named {made.name!r} is already registered")
+        self._tools[made.name] = made
+        return made
+
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """``@registry.tool`` / ``@registry.tool(policy="ask")``: ``@tool``, registered here."""
+
+        def register(f: Callable[..., Any]) -> BaseTool:
+            return self.add(tool(**options)(f))
+
+        return register(fn) if fn is not None else register
+
+    def get(self, name: str) -> BaseTool | None:
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> BaseTool:
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[BaseTool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    @property
+    def specs(self) -> list[Tool]:
+        """Every tool's ``msgwire.Tool``, in registration order."""
+        return [t.spec for t in self._tools.values()]

@@ -1,0 +1,219 @@
+"""What a call comes back as: one ``ToolResultMessage`` per call, whatever happened.
+
+Two kinds of failure, as the seed system defines them:
+
+- **domain**: the tool ran and reports that the operation failed (it raised ``ToolFailure``, or
+  returned ``ToolOutput(..., is_error=True)``). The model is told, in the tool's own words:
+  ``content`` holds them, ``error.message`` too, ``error.recoverable`` is the tool's say;
+- **infrastructure**: the tool could not do its job at all: it raised another exception, timed
+  out, does not exist, or got arguments that do not fit its schema. The model sees a short
+  message in ``content`` (what happened, never a traceback); ``error`` keeps the whole story
+  (``message`` in full, ``traceback``), which msgwire's request writers never send.
+
+``error.recoverable`` says whether trying again can succeed: true for an exception (the model may
+retry or take another way; an exception carrying a ``recoverable`` attribute decides for itself),
+a timeout, an unknown tool (another one may do) and bad arguments (the model can fix them);
+false for an interrupted call (the user or the program stopped it: retrying is their call).
+
+Statuses: ``success``; ``error`` (``is_error``); ``denied`` (the approval said no, or nobody
+approved; the reason goes to the model); ``interrupted`` (cancelled before it finished, or never
+started). Every non-success result has ``is_error`` set, as the request writers send it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import traceback
+from typing import Any, Literal, get_args
+
+import msgspec
+
+from msgwire import ContentBlock, TextBlock, ToolCallBlock, ToolError, ToolResultMessage, UnknownBlock
+from msgwire.errors import MsgwireError
+
+__all__ = [
+    "FailureKind",
+    "ToolFailure",
+    "ToolOutput",
+    "denied",
+    "domain_failure",
+    "infrastructure_failure",
+    "interrupted",
+    "success",
+]
+
+FailureKind = Literal["exception", "timeout", "unknown_tool", "invalid_arguments"]
+
+_SHORT = 300  # the longest exception text the model is shown
+
+
+class ToolFailure(MsgwireError):
+    """Raised by a tool that ran but whose operation failed (a file that does not exist, a
+    payment refused): a domain failure, sent to the model in these words."""
+
+    def __init__(self, message: str, *, recoverable: bool = True, structured: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.recoverable = recoverable
+        self.structured = structured
+
+
+class ToolOutput(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool's result spelled out: ``content`` for the model (a string or content blocks),
+    ``structured`` (any JSON) kept whole in ``structured_content``, and ``is_error`` for a
+    domain failure (with ``recoverable``)."""
+
+    content: str | list[ContentBlock] = ""
+    structured: Any = None
+    is_error: bool = False
+    recoverable: bool = True
+
+
+_json_encoder = msgspec.json.Encoder()
+_BLOCK_TYPES = (*get_args(ContentBlock), UnknownBlock)
+
+
+def _blocks(content: str | list[ContentBlock]) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)] if content else []  # no empty text block (providers refuse them)
+    return list(content)
+
+
+def _result(call: ToolCallBlock, **fields: Any) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, **fields)
+
+
+def success(
+    call: ToolCallBlock, value: Any, started_at: dt.datetime, duration_ms: float
+) -> tuple[ToolResultMessage, str | None]:
+    """The result of a tool that returned ``value``, and the failure kind (``"domain"`` for a
+    returned error result, else ``None``). A string is the text; content blocks are sent as
+    they are; any other value is JSON: kept whole in ``structured_content``, its JSON text sent.
+    Raises ``TypeError`` for a value JSON cannot carry (an infrastructure failure)."""
+    timing = {"started_at": started_at, "duration_ms": duration_ms}
+    if isinstance(value, ToolOutput):
+        structured = msgspec.to_builtins(value.structured) if value.structured is not None else None
+        if value.is_error:
+            error = ToolError(message=_text_of(value.content), recoverable=value.recoverable)
+            result = _result(
+                call,
+                content=_blocks(value.content),
+                is_error=True,
+                status="error",
+                error=error,
+                structured_content=structured,
+                **timing,
+            )
+            return result, "domain"
+        return _result(call, content=_blocks(value.content), structured_content=structured, **timing), None
+    if isinstance(value, str):
+        return _result(call, content=_blocks(value), **timing), None
+    if value is None:
+        return _result(call, content=[], **timing), None
+    if _is_block(value):
+        return _result(call, content=[value], **timing), None
+    if isinstance(value, list) and value and all(_is_block(v) for v in value):
+        return _result(call, content=list(value), **timing), None
+    text = _json_encoder.encode(value).decode()  # TypeError for what JSON cannot carry
+    return _result(call, content=[TextBlock(text=text)], structured_content=msgspec.to_builtins(value), **timing), None
+
+
+def domain_failure(
+    call: ToolCallBlock, failure: ToolFailure, started_at: dt.datetime, duration_ms: float
+) -> ToolResultMessage:
+    try:
+        structured = msgspec.to_builtins(failure.structured) if failure.structured is not None else None
+    except (TypeError, ValueError):  # the failure's words are what matter; never fail on the extra
+        structured = None
+    return _result(
+        call,
+        content=[TextBlock(text=failure.message)],
+        is_error=True,
+        status="error",
+        error=ToolError(message=failure.message, recoverable=failure.recoverable),
+        structured_content=structured,
+        started_at=started_at,
+        duration_ms=duration_ms,
+    )
+
+
+def infrastructure_failure(
+    call: ToolCallBlock,
+    kind: FailureKind,
+    short: str,
+    *,
+    detail: str | None = None,
+    exc: BaseException | None = None,
+    recoverable: bool = True,
+    started_at: dt.datetime | None = None,
+    duration_ms: float | None = None,
+) -> ToolResultMessage:
+    """``short`` goes to the model; ``detail`` (default ``short``) and the traceback of ``exc``
+    stay in ``error``."""
+    trace = "".join(traceback.format_exception(exc)) if exc is not None else None
+    return _result(
+        call,
+        content=[TextBlock(text=short)],
+        is_error=True,
+        status="error",
+        error=ToolError(message=detail or short, traceback=trace, recoverable=recoverable),
+        started_at=started_at,
+        duration_ms=duration_ms,
+    )
+
+
+def _str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ fails still gets a result
+        return ""
+
+
+def exception_detail(exc: BaseException) -> str:
+    """The exception in full, for ``error.message`` (kept, not sent)."""
+    return f"{type(exc).__name__}: {_str(exc)}"
+
+
+def exception_summary(tool: str, exc: BaseException) -> str:
+    """The short text the model sees for an exception: the tool, the exception type and the
+    first line of its message, cut at a few hundred characters."""
+    text = _str(exc).strip()
+    text = text.splitlines()[0] if text else ""
+    if len(text) > _SHORT:
+        text = text[: _SHORT - 1] + "…"
+    return f"Tool {tool!r} failed: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def denied(call: ToolCallBlock, reason: str | None) -> ToolResultMessage:
+    text = f"The tool call was denied: {reason}" if reason else "The tool call was denied."
+    return _result(call, content=[TextBlock(text=text)], is_error=True, status="denied")
+
+
+def interrupted(
+    call: ToolCallBlock, started_at: dt.datetime | None = None, duration_ms: float | None = None
+) -> ToolResultMessage:
+    started = started_at is not None
+    text = (
+        "The tool call was interrupted before it finished."
+        if started
+        else "The tool call was interrupted before it started."
+    )
+    return _result(
+        call,
+        content=[TextBlock(text=text)],
+        is_error=True,
+        status="interrupted",
+        error=ToolError(message=text, recoverable=False),
+        started_at=started_at,
+        duration_ms=duration_ms,
+    )
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, _BLOCK_TYPES)
+
+
+def _text_of(content: str | list[ContentBlock]) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(b.text for b in content if isinstance(b, TextBlock))

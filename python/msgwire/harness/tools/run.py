@@ -1,0 +1,404 @@
+"""``ToolRunner``: approve, then run a message's tool calls concurrently; one result per call.
+
+::
+
+    runner = ToolRunner(registry, approver=ask_the_user, limit=16)
+    results = await runner.run(message, conversation=conversation)   # approve, then execute
+    # or in two steps:
+    approvals = await runner.approve(message, conversation=conversation)
+    results = await runner.execute(approvals, conversation=conversation)
+
+Rules:
+
+- one ``ToolResultMessage`` per call, in call order, always: denied, failed, timed out and
+  interrupted calls included (``results.py`` says what each looks like);
+- arguments are checked against the tool's schema before anything runs (msgspec decodes the raw
+  text); a call runs only if it holds an approval for exactly its arguments (``approval.py``);
+- approved calls run concurrently, at most ``limit`` at a time: async tools on the event loop,
+  sync tools in the runner's own thread pool of ``limit`` threads (context variables copied);
+- a tool with ``concurrency_safe=False`` runs alone: after every call before it has finished,
+  before any call after it starts;
+- a timeout (the tool's, else the runner's) ends the call with an error result; an async tool is
+  cancelled, a sync one cannot be (its thread runs on, its ``ToolContext.cancelled`` is set);
+- setting ``cancel`` (an ``asyncio.Event``) or cancelling the task running ``execute`` cancels
+  the running tools: they, and the calls not started, get ``interrupted`` results (recorded
+  before the ``CancelledError`` propagates, in the second case);
+- with a ``conversation``, each result is recorded as soon as every call before it has one
+  (decision ``tool_executed`` / ``tool_failed`` / ``permission_denied`` / ``tool_interrupted``;
+  audit: tool, call id, status, fingerprint, duration, result size, and for a failure its kind).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+import msgspec
+
+from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage, dumps
+from msgwire.types import now
+
+from . import results as _results
+from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, fingerprint
+from .registry import BaseTool, ToolContext, ToolRegistry
+
+__all__ = ["ToolRunner"]
+
+_DECISIONS = {
+    "success": "tool_executed",
+    "error": "tool_failed",
+    "denied": "permission_denied",
+    "interrupted": "tool_interrupted",
+}
+_MAX_NAMES = 20  # tools listed to a model that called one that does not exist
+
+
+@dataclasses.dataclass
+class _Job:
+    index: int
+    call: ToolCallBlock
+    tool: BaseTool
+    arguments: Any
+    fingerprint: str
+
+
+@dataclasses.dataclass
+class _Outcome:
+    result: ToolResultMessage
+    audit: dict[str, Any]
+
+
+class ToolRunner:
+    """Runs the tools of a ``ToolRegistry`` (see the module docstring).
+
+    ``approver``: asked about calls whose policy is ``"ask"`` (none: they are denied).
+    ``limit``: calls at once, and the size of the thread pool for sync tools.
+    ``timeout``: seconds, for tools without their own (``None``: no limit).
+    ``deps``: handed to tools through ``ToolContext.deps``.
+    Close it (``close()``, or ``with`` / ``async with``) to stop its threads.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        approver: Approver | None = None,
+        limit: int = 16,
+        timeout: float | None = None,
+        deps: Any = None,
+    ) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self.registry = registry
+        self.approver = approver
+        self.limit = limit
+        self.timeout = timeout
+        self.deps = deps
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()  # runs from several threads share one pool
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the thread pool (sync tools still running finish in the background)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> ToolRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ToolRunner:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _threads(self) -> ThreadPoolExecutor:
+        pool = self._pool
+        if pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix="msgwire-tool")
+                pool = self._pool
+        return pool
+
+    # --- the steps --------------------------------------------------------------------------
+
+    async def approve(
+        self, message: AssistantMessage, *, conversation: Recorder | None = None, approver: Approver | None = None
+    ) -> Approvals:
+        """Decide the message's pending calls (``approval.decide``), with ``approver`` or the
+        runner's."""
+        return await decide(message, self.registry, approver or self.approver, conversation=conversation)
+
+    async def run(
+        self,
+        message: AssistantMessage,
+        *,
+        conversation: Recorder | None = None,
+        approver: Approver | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> list[ToolResultMessage]:
+        """``approve`` then ``execute``: the results, one per call, in call order."""
+        approvals = await self.approve(message, conversation=conversation, approver=approver)
+        return await self.execute(approvals, conversation=conversation, cancel=cancel)
+
+    def run_sync(self, message: AssistantMessage, **options: Any) -> list[ToolResultMessage]:
+        """``run`` from synchronous code (starts an event loop: not from inside one)."""
+        return asyncio.run(self.run(message, **options))
+
+    async def execute(
+        self, approvals: Approvals, *, conversation: Recorder | None = None, cancel: asyncio.Event | None = None
+    ) -> list[ToolResultMessage]:
+        """Run the granted calls of ``approvals.message``: the results, one per call, in call order."""
+        calls = approvals.message.tool_calls
+        granted = {r.fingerprint for r in approvals.records if r.approved}
+        decided = {r.call_id: r for r in approvals.records}
+        outcomes: list[_Outcome | None] = [None] * len(calls)
+        jobs: list[_Job] = []
+        for index, call in enumerate(calls):
+            job_or_outcome = self._prepare(index, call, granted, decided)
+            if isinstance(job_or_outcome, _Job):
+                jobs.append(job_or_outcome)
+            else:
+                outcomes[index] = job_or_outcome
+        emitter = _Emitter(outcomes, conversation)
+        emitter.flush()
+        try:
+            for segment in _segments(jobs):
+                if cancel is not None and cancel.is_set():
+                    break
+                if len(segment) == 1 and cancel is None:
+                    await self._run_inline(segment[0], outcomes, emitter)
+                else:
+                    await self._run_segment(segment, outcomes, emitter, cancel)
+        except asyncio.CancelledError:
+            _not_started(calls, outcomes)
+            emitter.flush_quietly()
+            raise
+        _not_started(calls, outcomes)
+        emitter.flush()
+        return [o.result for o in outcomes if o is not None]
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _prepare(
+        self, index: int, call: ToolCallBlock, granted: set[str], decided: dict[str, DecisionRecord]
+    ) -> _Job | _Outcome:
+        """A job to run, or the result the call gets without running."""
+        print_ = fingerprint(call)
+        tool = self.registry.get(call.name)
+        if tool is None:
+            names = self.registry.names
+            listed = ", ".join(names[:_MAX_NAMES]) + (", ..." if len(names) > _MAX_NAMES else "")
+            short = f"There is no tool named {call.name!r}. Available tools: {listed or 'none'}."
+            failure = _results.infrastructure_failure(call, "unknown_tool", short)
+            return _audited(failure, call, print_, "unknown_tool")
+        try:
+            arguments = tool.decode(call.arguments)
+        except (msgspec.DecodeError, ValueError) as exc:
+            text = str(exc) if " - at `" in str(exc) else f"{exc} - at `$`"
+            short = f"Invalid arguments for tool {call.name!r}: {text}"
+            failure = _results.infrastructure_failure(call, "invalid_arguments", short)
+            return _audited(failure, call, print_, "invalid_arguments")
+        if call.approval != "approved" or print_ not in granted:
+            record = decided.get(call.id)
+            reason: str | None
+            if call.approval == "approved":
+                reason = "its arguments are not the ones approved (or no approval was recorded); it was not run"
+            elif record is not None and not record.approved:
+                reason = record.reason
+            else:
+                reason = "nobody approved it"
+            return _audited(_results.denied(call, reason), call, print_, "denied")
+        return _Job(index, call, tool, arguments, print_)
+
+    async def _run_inline(self, job: _Job, outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
+        """One call on its own, in this task (no task to create, nothing to watch)."""
+        outcomes[job.index] = await self._invoke(job)
+        emitter.flush()
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # the interruption came from outside: pass it on
+            raise asyncio.CancelledError
+
+    async def _run_segment(
+        self, jobs: list[_Job], outcomes: list[_Outcome | None], emitter: _Emitter, cancel: asyncio.Event | None
+    ) -> None:
+        """Jobs that may run together: ``limit`` workers take them in call order."""
+        queue = iter(jobs)
+        workers = [asyncio.create_task(self._work(queue, outcomes, emitter)) for _ in range(min(self.limit, len(jobs)))]
+        waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+        pending: set[asyncio.Future[Any]] = set(workers)
+        try:
+            while pending:
+                watched = pending | {waiter} if waiter is not None else pending
+                done, pending = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if task is not waiter:
+                        task.result()  # the recorder's error, or a bug in the runner: not silently
+                if waiter is not None:
+                    pending.discard(waiter)
+                    if waiter.done():
+                        await _interrupt(pending)
+                        emitter.flush()
+                        return
+        except BaseException:
+            await _interrupt(workers)  # cancelled from outside, or the recorder failed
+            emitter.flush_quietly()
+            raise
+        finally:
+            if waiter is not None:
+                waiter.cancel()
+
+    async def _work(self, jobs: Iterator[_Job], outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
+        try:
+            for job in jobs:
+                outcome = await self._invoke(job)  # catches the cancellation: an interrupted result
+                outcomes[job.index] = outcome
+                emitter.flush()
+                if outcome.result.status == "interrupted":
+                    return  # the jobs left get theirs as never started
+        except asyncio.CancelledError:
+            return  # cancelled before it took a job
+
+    async def _invoke(self, job: _Job) -> _Outcome:
+        tool, call = job.tool, job.call
+        context = ToolContext(call, self.deps) if tool.needs_context else None
+        timeout = tool.timeout if tool.timeout is not None else self.timeout
+        started_at = now()
+        start = time.perf_counter()
+        timer: asyncio.Timeout | None = None
+        try:
+            if tool.is_async:
+                if timeout is None:
+                    value = await tool.invoke(job.arguments, context)
+                else:
+                    async with asyncio.timeout(timeout) as timer:
+                        value = await tool.invoke(job.arguments, context)
+            else:
+                run = contextvars.copy_context().run
+                future = asyncio.get_running_loop().run_in_executor(
+                    self._threads(), run, tool.invoke, job.arguments, context
+                )
+                if timeout is None:
+                    value = await future
+                else:
+                    async with asyncio.timeout(timeout) as timer:
+                        value = await future
+            duration = (time.perf_counter() - start) * 1000
+            result, kind = _results.success(call, value, started_at, duration)
+            return _audited(result, call, job.fingerprint, kind)
+        except _results.ToolFailure as raised:
+            duration = (time.perf_counter() - start) * 1000
+            return _audited(
+                _results.domain_failure(call, raised, started_at, duration), call, job.fingerprint, "domain"
+            )
+        except asyncio.CancelledError:
+            if context is not None:
+                context.cancelled.set()
+            duration = (time.perf_counter() - start) * 1000
+            return _audited(_results.interrupted(call, started_at, duration), call, job.fingerprint, "interrupted")
+        except Exception as exc:
+            duration = (time.perf_counter() - start) * 1000
+            if timer is not None and timer.expired():
+                if context is not None:
+                    context.cancelled.set()
+                short = f"Tool {call.name!r} timed out after {timeout:g} s."
+                timed_out = _results.infrastructure_failure(
+                    call, "timeout", short, exc=exc, started_at=started_at, duration_ms=duration
+                )
+                return _audited(timed_out, call, job.fingerprint, "timeout")
+            short = _results.exception_summary(call.name, exc)
+            recoverable = getattr(exc, "recoverable", True)
+            crashed = _results.infrastructure_failure(
+                call,
+                "exception",
+                short,
+                detail=_results.exception_detail(exc),
+                exc=exc,
+                recoverable=recoverable if isinstance(recoverable, bool) else True,
+                started_at=started_at,
+                duration_ms=duration,
+            )
+            return _audited(crashed, call, job.fingerprint, "exception")
+
+
+async def _interrupt(tasks: Any) -> None:
+    """Cancel the tasks and wait until each has its (interrupted) result."""
+    live = [t for t in tasks if not t.done()]
+    for task in live:
+        task.cancel()
+    if live:
+        await asyncio.wait(live)
+
+
+def _not_started(calls: list[ToolCallBlock], outcomes: list[_Outcome | None]) -> None:
+    """Interrupted results for the calls that never started (their segment was not reached)."""
+    for index, call in enumerate(calls):
+        if outcomes[index] is None:
+            outcomes[index] = _audited(_results.interrupted(call), call, fingerprint(call), "interrupted")
+
+
+def _segments(jobs: list[_Job]) -> list[list[_Job]]:
+    """Runs of concurrency-safe jobs, each job that is not safe alone between them."""
+    segments: list[list[_Job]] = []
+    for job in jobs:
+        if job.tool.concurrency_safe and segments and segments[-1][0].tool.concurrency_safe:
+            segments[-1].append(job)
+        else:
+            segments.append([job])
+    return segments
+
+
+def _audited(result: ToolResultMessage, call: ToolCallBlock, print_: str, kind: str | None) -> _Outcome:
+    audit: dict[str, Any] = {
+        "tool": call.name,
+        "call_id": call.id,
+        "status": result.status,
+        "fingerprint": print_,
+    }
+    if kind is not None and result.status == "error":
+        audit["failure"] = "domain" if kind == "domain" else "infrastructure"
+        if kind != "domain":
+            audit["kind"] = kind
+    if result.duration_ms is not None:
+        audit["duration_ms"] = result.duration_ms
+    return _Outcome(result, audit)
+
+
+class _Emitter:
+    """Records results in call order, each as soon as every earlier call has one."""
+
+    def __init__(self, outcomes: list[_Outcome | None], recorder: Recorder | None) -> None:
+        self.outcomes = outcomes
+        self.recorder = recorder
+        self.next = 0
+
+    def flush(self) -> None:
+        while self.next < len(self.outcomes) and (outcome := self.outcomes[self.next]) is not None:
+            if self.recorder is not None:
+                audit = outcome.audit
+                if "result_bytes" not in audit:
+                    audit["result_bytes"] = len(dumps(outcome.result.content))
+                self.recorder.record(outcome.result, _DECISIONS[outcome.result.status], audit)
+            self.next += 1
+
+    def flush_quietly(self) -> None:
+        """Record what can be, on the way out of a failure (the first error is the one raised)."""
+        with contextlib.suppress(Exception):
+            self.flush()

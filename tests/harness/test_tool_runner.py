@@ -1,0 +1,559 @@
+"""ToolRunner: concurrency, barriers, timeouts, cancellation, rich results, infra vs domain."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+import time
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import msgwire
+from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage, formats
+from msgwire.harness import (
+    Conversation,
+    ToolContext,
+    ToolFailure,
+    ToolOutput,
+    ToolRegistry,
+    ToolRunner,
+)
+from strategies import examples
+
+WAIT = 10.0  # seconds: how long a test waits for an event before it counts as a failure
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> AssistantMessage:
+    blocks = [ToolCallBlock(id=f"call_{i}", name=n, arguments=json.dumps(a)) for i, (n, a) in enumerate(calls)]
+    return msgwire.assistant(blocks, stop_reason="tool_use")
+
+
+def _run(runner: ToolRunner, message: AssistantMessage, **options: Any) -> list[ToolResultMessage]:
+    return asyncio.run(runner.run(message, **options))
+
+
+def _text(result: ToolResultMessage) -> str:
+    return "".join(b.text for b in result.content if isinstance(b, msgwire.TextBlock))
+
+
+class _Clock:
+    """Start and end of each tool run, as the tools saw them (monotonic ns)."""
+
+    def __init__(self) -> None:
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.active = 0
+        self.most_active = 0
+
+    def start(self) -> int:
+        self.active += 1
+        self.most_active = max(self.most_active, self.active)
+        return time.monotonic_ns()
+
+    def end(self, key: str, started: int) -> None:
+        self.active -= 1
+        self.spans[key] = (started, time.monotonic_ns())
+
+
+def test_a_tool_that_is_not_concurrency_safe_runs_alone_between_safe_ones() -> None:
+    clock = _Clock()
+    both_started = {k: asyncio.Event() for k in ("a", "b", "c", "d")}
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def read(key: str, partner: str) -> str:
+        started = clock.start()
+        both_started[key].set()
+        await asyncio.wait_for(both_started[partner].wait(), WAIT)  # only returns if the partner runs too
+        clock.end(key, started)
+        return key
+
+    @registry.tool(concurrency_safe=False)
+    async def write(key: str) -> str:
+        started = clock.start()
+        assert clock.active == 1  # nothing else is running
+        await asyncio.sleep(0)  # give anything that could start a chance to
+        assert clock.active == 1
+        clock.end(key, started)
+        return key
+
+    message = _calls(
+        ("read", {"key": "a", "partner": "b"}),
+        ("read", {"key": "b", "partner": "a"}),
+        ("write", {"key": "w"}),
+        ("read", {"key": "c", "partner": "d"}),
+        ("read", {"key": "d", "partner": "c"}),
+    )
+    with ToolRunner(registry) as runner:
+        results = _run(runner, message)
+    assert [_text(r) for r in results] == ["a", "b", "w", "c", "d"]
+    spans = clock.spans
+    # the write started after both earlier reads ended, and ended before the later ones started
+    assert spans["w"][0] >= max(spans["a"][1], spans["b"][1])
+    assert spans["w"][1] <= min(spans["c"][0], spans["d"][0])
+    # and the reads around it overlapped (each waited for the other to start)
+    assert spans["a"][0] < spans["b"][1]
+    assert spans["b"][0] < spans["a"][1]
+    # the results' own timestamps say the same
+    by_id = {r.tool_call_id: r for r in results}
+    assert by_id["call_2"].started_at >= by_id["call_1"].started_at  # type: ignore[operator]
+    assert by_id["call_3"].started_at >= by_id["call_2"].started_at  # type: ignore[operator]
+
+
+def test_concurrency_is_bounded_by_the_limit_and_sync_tools_run_in_the_runners_threads() -> None:
+    limit = 4
+    barrier = threading.Barrier(limit, timeout=WAIT)  # breaks unless `limit` tools run at once
+    lock = threading.Lock()
+    running: list[int] = [0, 0]  # now, most
+    threads: set[str] = set()
+    registry = ToolRegistry()
+
+    @registry.tool
+    def work(n: int) -> int:
+        with lock:
+            running[0] += 1
+            running[1] = max(running[1], running[0])
+            threads.add(threading.current_thread().name)
+        barrier.wait()
+        with lock:
+            running[0] -= 1
+        return n * n
+
+    message = _calls(*[("work", {"n": n}) for n in range(3 * limit)])
+    with ToolRunner(registry, limit=limit) as runner:
+        results = _run(runner, message)
+    assert [_text(r) for r in results] == [str(n * n) for n in range(3 * limit)]
+    assert running[1] == limit
+    assert len(threads) == limit
+    assert all(t.startswith("msgwire-tool") for t in threads)
+
+
+def test_results_come_back_in_call_order_whatever_order_they_finish_in() -> None:
+    gates = [asyncio.Event() for _ in range(4)]
+    finished: list[int] = []
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def step(i: int) -> int:
+        await asyncio.wait_for(gates[i].wait(), WAIT)
+        finished.append(i)
+        if i > 0:
+            gates[i - 1].set()  # the last call finishes first, then each earlier one
+        return i
+
+    async def main() -> list[ToolResultMessage]:
+        conversation = Conversation()
+        with ToolRunner(registry) as runner:
+            task = asyncio.create_task(
+                runner.run(_calls(*[("step", {"i": i}) for i in range(4)]), conversation=conversation)
+            )
+            await asyncio.sleep(0)
+            gates[3].set()
+            results = await task
+        recorded = [e.message for e in conversation.entries if e.decision == "tool_executed"]
+        assert recorded == results
+        return results
+
+    results = asyncio.run(main())
+    assert finished == [3, 2, 1, 0]
+    assert [r.tool_call_id for r in results] == ["call_0", "call_1", "call_2", "call_3"]
+
+
+def test_timeouts_give_error_results_and_signal_sync_tools() -> None:
+    registry = ToolRegistry()
+    never = asyncio.Event()
+
+    @registry.tool(timeout=0.05)
+    async def hang() -> None:
+        await never.wait()
+
+    stopped = threading.Event()
+
+    @registry.tool(timeout=0.05)
+    def spin(ctx: ToolContext) -> None:
+        ctx.cancelled.wait(WAIT)  # a sync tool that stops when told
+        stopped.set()
+
+    @registry.tool
+    def quick() -> str:
+        return "ok"
+
+    with ToolRunner(registry) as runner:
+        results = _run(runner, _calls(("hang", {}), ("spin", {}), ("quick", {})))
+    hung, spun, ok = results
+    for result, name in ((hung, "hang"), (spun, "spin")):
+        assert (result.status, result.is_error) == ("error", True)
+        assert _text(result) == f"Tool {name!r} timed out after 0.05 s."
+        assert result.error is not None
+        assert result.error.recoverable
+        assert result.duration_ms is not None
+        assert result.started_at is not None
+    assert "hang" in (hung.error.traceback or "")  # type: ignore[union-attr]  # where it was stuck
+    assert stopped.wait(WAIT)
+    assert ok.status == "success"
+
+
+def test_a_cancel_event_interrupts_running_tools_and_the_calls_not_started() -> None:
+    registry = ToolRegistry()
+    started = {"hang": asyncio.Event(), "spin": threading.Event()}
+    cancelled_seen = threading.Event()
+
+    @registry.tool
+    async def fast() -> str:
+        return "done"
+
+    @registry.tool
+    async def hang() -> None:
+        started["hang"].set()
+        await asyncio.Event().wait()
+
+    @registry.tool
+    def spin(ctx: ToolContext) -> None:
+        started["spin"].set()
+        if ctx.cancelled.wait(WAIT):
+            cancelled_seen.set()
+
+    @registry.tool(concurrency_safe=False)
+    def later() -> str:
+        raise AssertionError("must not start")
+
+    async def main() -> tuple[list[ToolResultMessage], Conversation]:
+        cancel = asyncio.Event()
+        conversation = Conversation()
+        with ToolRunner(registry) as runner:
+            task = asyncio.create_task(
+                runner.run(
+                    _calls(("fast", {}), ("hang", {}), ("spin", {}), ("later", {})),
+                    conversation=conversation,
+                    cancel=cancel,
+                )
+            )
+            await asyncio.wait_for(started["hang"].wait(), WAIT)
+            assert await asyncio.to_thread(started["spin"].wait, WAIT)
+            cancel.set()
+            return await task, conversation
+
+    results, conversation = asyncio.run(main())
+    assert [r.status for r in results] == ["success", "interrupted", "interrupted", "interrupted"]
+    assert results[1].started_at is not None
+    assert results[3].started_at is None
+    assert _text(results[3]) == "The tool call was interrupted before it started."
+    assert all(r.is_error and r.error is not None and not r.error.recoverable for r in results[1:])
+    assert cancelled_seen.wait(WAIT)  # the sync tool was told
+    assert [e.decision for e in conversation.entries][-4:] == ["tool_executed"] + ["tool_interrupted"] * 3
+
+
+def test_cancelling_the_task_records_interrupted_results_then_propagates() -> None:
+    registry = ToolRegistry()
+    running = asyncio.Event()
+
+    @registry.tool
+    async def hang() -> None:
+        running.set()
+        await asyncio.Event().wait()
+
+    @registry.tool(concurrency_safe=False)
+    async def after() -> None: ...
+
+    async def main() -> Conversation:
+        conversation = Conversation()
+        with ToolRunner(registry) as runner:
+            task = asyncio.create_task(runner.run(_calls(("hang", {}), ("after", {})), conversation=conversation))
+            await asyncio.wait_for(running.wait(), WAIT)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        return conversation
+
+    conversation = asyncio.run(main())
+    tail = conversation.entries[-2:]
+    assert [e.decision for e in tail] == ["tool_interrupted", "tool_interrupted"]
+    assert [e.message.tool_call_id for e in tail] == ["call_0", "call_1"]  # type: ignore[union-attr]
+    assert conversation.verify()
+
+
+def test_infrastructure_and_domain_failures() -> None:
+    registry = ToolRegistry()
+
+    class QuotaExceeded(Exception):
+        recoverable = False
+
+    @registry.tool
+    def read_file(path: str) -> str:
+        if path == "missing.txt":
+            raise ToolFailure(f"{path} does not exist", recoverable=False)
+        if path == "secret.txt":
+            return ToolOutput(content="permission denied: secret.txt", is_error=True, structured={"errno": 13})  # type: ignore[return-value]
+        if path == "quota.txt":
+            raise QuotaExceeded("monthly quota used up")
+        return {"path": path, "lines": 3}  # type: ignore[return-value]
+
+    message = _calls(
+        ("read_file", {"path": "missing.txt"}),
+        ("read_file", {"path": "secret.txt"}),
+        ("read_file", {"path": "quota.txt"}),
+        ("read_file", {"path": "ok.txt"}),
+        ("read_file", {"path": 7}),
+        ("read_fiel", {"path": "ok.txt"}),
+    )
+    conversation = Conversation()
+    with ToolRunner(registry) as runner:
+        missing, secret, quota, ok, bad, typo = _run(runner, message, conversation=conversation)
+
+    # domain failures: the tool's own words go to the model
+    assert (missing.status, _text(missing)) == ("error", "missing.txt does not exist")
+    assert missing.error == msgwire.ToolError(message="missing.txt does not exist", recoverable=False)
+    assert (_text(secret), secret.structured_content, secret.is_error) == (
+        "permission denied: secret.txt",
+        {"errno": 13},
+        True,
+    )
+    # infrastructure failures: a short message for the model, the whole story kept
+    assert _text(quota) == "Tool 'read_file' failed: QuotaExceeded: monthly quota used up"
+    assert quota.error is not None
+    assert not quota.error.recoverable
+    assert "raise QuotaExceeded" in (quota.error.traceback or "")
+    assert _text(bad) == "Invalid arguments for tool 'read_file': Expected `str`, got `int` - at `$.path`"
+    assert bad.error is not None
+    assert bad.error.recoverable
+    assert bad.started_at is None
+    assert _text(typo) == "There is no tool named 'read_fiel'. Available tools: read_file."
+    # structured output kept whole, its JSON sent
+    assert ok.structured_content == {"path": "ok.txt", "lines": 3}
+    assert json.loads(_text(ok)) == {"path": "ok.txt", "lines": 3}
+
+    audits = [e.audit for e in conversation.entries if e.message.type == "tool_result"]
+    assert [(a.get("failure"), a.get("kind")) for a in audits] == [
+        ("domain", None),
+        ("domain", None),
+        ("infrastructure", "exception"),
+        (None, None),
+        ("infrastructure", "invalid_arguments"),
+        ("infrastructure", "unknown_tool"),
+    ]
+    assert all(a["result_bytes"] > 0 for a in audits)
+
+
+def _explode_with_a_marker_in_its_name() -> None:
+    raise RuntimeError("disk on fire")
+
+
+@pytest.mark.parametrize("dialect", formats.DIALECTS)
+def test_a_traceback_is_kept_but_never_sent_to_a_model(dialect: str) -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def backup() -> None:
+        _explode_with_a_marker_in_its_name()
+
+    conversation = Conversation(system_prompt="You back things up.")
+    conversation.add(msgwire.user("back it up"))
+    message = _calls(("backup", {}))
+    conversation.add(message)
+    with ToolRunner(registry) as runner:
+        (result,) = _run(runner, message, conversation=conversation)
+    assert "_explode_with_a_marker_in_its_name" in (result.error.traceback or "")  # type: ignore[union-attr]
+    assert Conversation.load_audit(conversation.export_audit()).messages()[-1] == result  # kept in the trail
+
+    body = json.dumps(formats.to_request(conversation.session(), dialect, tools=registry.specs))
+    assert "_explode_with_a_marker_in_its_name" not in body
+    assert "Traceback" not in body
+    assert "Tool 'backup' failed: RuntimeError: disk on fire" in body
+
+
+def test_values_tools_return() -> None:
+    class Point(msgspec.Struct):
+        x: int
+        y: int
+
+    registry = ToolRegistry()
+    image = msgwire.ImageBlock(source=msgwire.UrlSource(url="https://example.invalid/a.png"))
+
+    @registry.tool
+    def give(kind: str) -> Any:
+        return {
+            "text": "hello",
+            "none": None,
+            "struct": Point(x=1, y=2),
+            "block": image,
+            "blocks": [msgwire.TextBlock(text="see:"), image],
+            "list": [1, 2],
+            "output": ToolOutput(content=[msgwire.TextBlock(text="summary")], structured={"rows": 120}),
+            "object": object(),
+        }[kind]
+
+    kinds = ["text", "none", "struct", "block", "blocks", "list", "output", "object"]
+    with ToolRunner(registry) as runner:
+        results = dict(zip(kinds, _run(runner, _calls(*[("give", {"kind": k}) for k in kinds])), strict=True))
+    assert results["text"].content == [msgwire.TextBlock(text="hello")]
+    assert results["none"].content == []
+    assert results["none"].status == "success"
+    assert results["struct"].structured_content == {"x": 1, "y": 2}
+    assert results["block"].content == [image]
+    assert results["blocks"].content == [msgwire.TextBlock(text="see:"), image]
+    assert results["list"].structured_content == [1, 2]
+    assert _text(results["list"]) == "[1,2]"
+    assert (results["output"].content, results["output"].structured_content) == (
+        [msgwire.TextBlock(text="summary")],
+        {"rows": 120},
+    )
+    assert results["object"].status == "error"  # a value JSON cannot carry is the tool's bug
+    assert "TypeError" in (results["object"].error.message if results["object"].error else "")
+
+
+def test_sync_tools_see_the_callers_context_variables_and_deps() -> None:
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id")
+    registry = ToolRegistry()
+
+    @registry.tool
+    def who(ctx: ToolContext) -> str:
+        return f"{request_id.get()} {ctx.deps['user']} {ctx.call.id}"
+
+    async def main() -> list[ToolResultMessage]:
+        request_id.set("req-7")
+        with ToolRunner(registry, deps={"user": "alice"}) as runner:
+            return await runner.run(_calls(("who", {})))
+
+    assert _text(asyncio.run(main())[0]) == "req-7 alice call_0"
+    request_id.set("sync-1")
+    with ToolRunner(registry, deps={"user": "bob"}) as runner:
+        assert _text(runner.run_sync(_calls(("who", {})))[0]) == "sync-1 bob call_0"
+
+
+_KINDS = ["ok", "fail", "raise", "unknown", "invalid", "denied", "unsafe"]
+
+
+@given(st.lists(st.sampled_from(_KINDS), max_size=12), st.integers(1, 4))
+@examples(40)
+def test_every_call_gets_exactly_one_result_in_call_order(kinds: list[str], limit: int) -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def ok(n: int) -> int:
+        await asyncio.sleep(0)
+        return n
+
+    @registry.tool
+    def fail(n: int) -> None:
+        raise ToolFailure(f"no {n}")
+
+    @registry.tool
+    async def boom(n: int) -> None:
+        raise ValueError(n)
+
+    @registry.tool(policy="deny")
+    def denied(n: int) -> None: ...
+
+    @registry.tool(concurrency_safe=False)
+    def unsafe(n: int) -> int:
+        return n
+
+    name = {
+        "ok": "ok",
+        "fail": "fail",
+        "raise": "boom",
+        "unknown": "nope",
+        "invalid": "ok",
+        "denied": "denied",
+        "unsafe": "unsafe",
+    }
+    calls = [(name[k], {"n": "x"} if k == "invalid" else {"n": i}) for i, k in enumerate(kinds)]
+    message = _calls(*calls)
+    conversation = Conversation()
+    with ToolRunner(registry, limit=limit) as runner:
+        results = _run(runner, message, conversation=conversation)
+    assert [r.tool_call_id for r in results] == [c.id for c in message.tool_calls]
+    expected = {"ok": "success", "unsafe": "success", "denied": "denied"}
+    assert [r.status for r in results] == [expected.get(k, "error") for k in kinds]
+    recorded = [e.message for e in conversation.entries if isinstance(e.message, ToolResultMessage)]
+    assert recorded == results
+    msgwire.validate([message, *results])
+    assert conversation.verify()
+
+
+def test_a_declared_tool_run_by_an_async_executor() -> None:
+    """A schema plus an executor object (as an MCP server's tools are): validated, approved, run."""
+
+    class Remote:
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, Any]] = []
+
+        async def execute(self, name: str, arguments: Any) -> Any:
+            self.seen.append((name, arguments))
+            await asyncio.sleep(0)
+            if arguments["q"] == "boom":
+                raise ConnectionResetError("server went away")
+            return {"hits": [arguments["q"]]}
+
+    remote = Remote()
+    registry = ToolRegistry()
+    spec = msgwire.Tool(
+        name="search",
+        description="Search the index.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    )
+    registry.add(spec, remote)
+    with ToolRunner(registry) as runner:
+        ok, missing, boom = _run(runner, _calls(("search", {"q": "cats"}), ("search", {}), ("search", {"q": "boom"})))
+    assert (ok.status, ok.structured_content) == ("success", {"hits": ["cats"]})
+    assert _text(missing) == "Invalid arguments for tool 'search': Object missing required field `q` - at `$`"
+    assert _text(boom) == "Tool 'search' failed: ConnectionResetError: server went away"
+    assert remote.seen == [("search", {"q": "cats"}), ("search", {"q": "boom"})]
+
+
+def test_one_runner_from_several_threads() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def square(n: int) -> int:
+        return n * n
+
+    results: list[list[ToolResultMessage]] = []
+    with ToolRunner(registry, limit=2) as runner:
+
+        def work(k: int) -> None:
+            results.append(runner.run_sync(_calls(*[("square", {"n": k * 10 + i}) for i in range(5)])))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert sorted(_text(r) for batch in results for r in batch) == sorted(
+        str((k * 10 + i) ** 2) for k in range(4) for i in range(5)
+    )
+
+
+def test_odd_values_and_exceptions_still_give_one_result_each() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no words")
+
+    registry = ToolRegistry()
+
+    @registry.tool
+    def odd(kind: str) -> Any:
+        if kind == "unprintable":
+            raise Unprintable
+        if kind == "failure":
+            raise ToolFailure("quota reached", structured=object())  # an extra JSON cannot carry
+        if kind == "unknown-block":
+            return [msgwire.UnknownBlock(b'{"type":"hologram"}', "hologram")]
+        return ""
+
+    conversation = Conversation()
+    kinds = ["unprintable", "failure", "unknown-block", "empty"]
+    with ToolRunner(registry) as runner:
+        results = _run(runner, _calls(*[("odd", {"kind": k}) for k in kinds]), conversation=conversation)
+    unprintable, failure, unknown, empty = results
+    assert _text(unprintable) == "Tool 'odd' failed: Unprintable"
+    assert (failure.status, _text(failure), failure.structured_content) == ("error", "quota reached", None)
+    assert unknown.status == "success"
+    assert unknown.content[0].type == "hologram"
+    assert (empty.status, empty.content) == ("success", [])  # no empty text block for a provider to refuse
+    assert len([e for e in conversation.entries if e.message.type == "tool_result"]) == 4

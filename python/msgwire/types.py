@@ -663,7 +663,7 @@ class Loss(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class LossReport(msgspec.Struct, frozen=True, kw_only=True):
-    """Every lossy step of one ``to_request(..., report=True)`` call, in input order (a
+    """Every lossy step of one ``convert_request`` call, in input order (a
     message's own steps after those of its blocks)."""
 
     entries: list[Loss] = msgspec.field(default_factory=list)

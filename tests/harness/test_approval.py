@@ -130,7 +130,7 @@ def test_three_parallel_calls_one_denied_one_edited_one_missing() -> None:
     # every call has its own result, denied ones included: no provider sees an unanswered call
     # (vercel/ai #14428), and no request needs a placeholder
     for dialect in formats.DIALECTS:
-        _, report = formats.to_request(conversation.session(), dialect, report=True)
+        report = formats.convert_request(conversation.session(), dialect).report
         assert report.by_kind("tool_result") == [], dialect
 
 

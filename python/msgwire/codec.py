@@ -20,6 +20,7 @@ from .types import (
     SCHEMA_VERSION,
     ContentBlock,
     Message,
+    Request,
     Session,
     UnknownBlock,
     UnknownMessage,
@@ -59,7 +60,15 @@ _raw_fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _raw_items = msgspec.json.Decoder(list[msgspec.Raw])
 _raw_top = msgspec.json.Decoder(Union[dict[str, msgspec.Raw], list[msgspec.Raw]])
 # The types the slow path knows more shapes of (unknown tags, legacy forms).
-_SLOW_TARGETS = {Session, list[Message], Message, ContentBlock, *MESSAGE_CLASSES.values(), *BLOCK_CLASSES.values()}
+_SLOW_TARGETS = {
+    Session,
+    Request,
+    list[Message],
+    Message,
+    ContentBlock,
+    *MESSAGE_CLASSES.values(),
+    *BLOCK_CLASSES.values(),
+}
 
 
 def dumps(obj: Session | Message | list[Message] | Any) -> bytes:
@@ -143,6 +152,8 @@ def _loads_slow(data: bytes | str | memoryview, target: Any) -> Any:
         raise from_msgspec(exc, size=_byte_len(data)) from None
     if target is Session:
         return _session_from_raw(top)
+    if target is Request and isinstance(top, dict):
+        return _request_from_raw(top, data)
     if target == list[Message]:
         if isinstance(top, dict):
             return _session_from_raw(top).messages
@@ -220,6 +231,25 @@ def _field(fields: dict[str, msgspec.Raw], name: str, type: Any, path: str, defa
         return msgspec.json.decode(fields[name], type=type)
     except msgspec.DecodeError as exc:
         raise from_msgspec(exc, path) from None
+
+
+class _RequestRest(Request, kw_only=True, omit_defaults=True):
+    """A request without its messages (read apart, with the unknown fallback)."""
+
+    messages: list[msgspec.Raw] = msgspec.field(default_factory=list)  # type: ignore[assignment]
+
+
+_request_rest = msgspec.json.Decoder(_RequestRest)
+
+
+def _request_from_raw(top: dict[str, msgspec.Raw], data: bytes | str | memoryview) -> Request:
+    try:
+        rest = _request_rest.decode(data)
+    except msgspec.ValidationError as exc:
+        raise from_msgspec(exc) from None
+    items = _field(top, "messages", list[msgspec.Raw], "$.messages", default=[])
+    fields = {f: getattr(rest, f) for f in Request.__struct_fields__ if f != "messages"}
+    return Request(messages=_messages_from_raw(items, "$.messages"), **fields)
 
 
 def _messages_from_raw(items: list[msgspec.Raw], path: str) -> list[Any]:

@@ -164,7 +164,6 @@ class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
 _options_encoder = msgspec.json.Encoder()
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _report_decoder = msgspec.json.Decoder(LossReport)
-_request_decoder = msgspec.json.Decoder(Request)
 
 
 def _settings(request: Request) -> _Settings | None:
@@ -330,8 +329,8 @@ def read_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Reques
     ``name``). Fields msgwire has no place for are kept in ``Request.extra`` with the dialect,
     and written back by ``to_request`` to the same dialect: ``to_request(read_request(body, d),
     d) == body`` for the bodies msgwire writes."""
-    data = _body_bytes(body, "read_request")
-    return _request_decoder.decode(_core.from_request_json(data, dialect))
+    request: Request = loads(_core.from_request_json(_body_bytes(body, "read_request"), dialect), type=Request)
+    return request
 
 
 def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Session:

@@ -21,6 +21,7 @@ from .errors import DecodeError, ValidationError, from_msgspec
 from .types import (
     SCHEMA_VERSION,
     ContentBlock,
+    Dialect,
     Message,
     Request,
     Session,
@@ -262,7 +263,7 @@ def _request_from_raw(top: dict[str, msgspec.Raw], data: bytes | str | memoryvie
     return Request(messages=_messages_from_raw(items, "$.messages"), **fields)
 
 
-def read_request_body(body: bytes, dialect: str) -> bytes:
+def read_request_body(body: bytes, dialect: Dialect) -> bytes:
     """A request body of ``dialect`` read by the core, each message given an id derived from
     the dialect, its position and its bytes as read (see ``_ids``): reading twice gives the
     same ids."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 import msgspec
 
-from ._ids import derived_id, new_id, now
+from ._ids import new_id, now
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -105,12 +105,17 @@ anyone; sent as a user turn (see ``docs/formats.md``)."""
 
 
 class _Tagged(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False, tag_field="type"):
-    """Base of every tagged object: messages, blocks, events."""
+    """Base of every tagged object: messages, blocks, events.
 
-    @property
-    def type(self) -> str:
-        """The ``"type"`` tag written in JSON (as on ``UnknownMessage`` / ``UnknownBlock``)."""
-        return self.__struct_config__.tag  # type: ignore[return-value]
+    ``type`` is the ``"type"`` tag written in JSON (as on ``UnknownMessage`` / ``UnknownBlock``);
+    type checkers see it as each class's own ``Literal``, so ``if event.type == "text_delta":``
+    narrows a union to ``TextDelta``."""
+
+    if not TYPE_CHECKING:
+
+        @property
+        def type(self) -> str:
+            return self.__struct_config__.tag
 
 
 class _Plain(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
@@ -181,6 +186,9 @@ class CacheControl(_Plain, frozen=True, kw_only=True):
 
 
 class TextBlock(_Tagged, tag="text", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["text"]]
+
     text: str
     cache_control: CacheControl | None = None
 
@@ -189,21 +197,33 @@ class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
     """Model reasoning. ``signature`` must be sent back unchanged to the provider that made it;
     ``redacted`` holds the opaque data of a redacted (encrypted) thinking block."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["thinking"]]
+
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
 
 
 class UrlSource(_Tagged, tag="url", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["url"]]
+
     url: str
 
 
 class Base64Source(_Tagged, tag="base64", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["base64"]]
+
     media_type: str
     data: str
 
 
 class PathSource(_Tagged, tag="path", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["path"]]
+
     path: str
     media_type: str | None = None
 
@@ -212,6 +232,9 @@ ImageSource = Union[UrlSource, Base64Source, PathSource]
 
 
 class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["image"]]
+
     source: ImageSource
     recognition_mode: RecognitionMode = "auto"
     recognized_text: str | None = None
@@ -235,6 +258,9 @@ class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
 class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=True):
     """A file (or a 1-indexed, inclusive line range of it) the user pointed at."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["file_reference"]]
+
     path: str
     start_line: int | None = None
     end_line: int | None = None
@@ -244,6 +270,9 @@ class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=Tru
 
 
 class MCPResourceBlock(_Tagged, tag="mcp_resource", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["mcp_resource"]]
+
     server_name: str
     resource_uri: str
     content: str | None = None
@@ -261,6 +290,9 @@ _NO_ARGUMENTS = "{}"
 class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
     ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call"]]
 
     id: str
     name: str
@@ -327,6 +359,9 @@ class _Message(_Tagged, frozen=True, kw_only=True):
 
 
 class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["user"]]
+
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     source: UserSource = "direct"
     name: str | None = None
@@ -334,6 +369,9 @@ class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
 
 
 class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["assistant"]]
+
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
@@ -354,6 +392,9 @@ class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
 
 
 class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_result"]]
+
     tool_call_id: str
     tool_name: str | None = None
     content: list[ContentBlock] = msgspec.field(default_factory=list)
@@ -371,6 +412,9 @@ class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
 class SystemControlMessage(_Message, tag="system_control", frozen=True, kw_only=True):
     """A change of state of the conversation (mode change, branch switch, ...): kept in the
     history and the audit trail, never sent to a model."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["system_control"]]
 
     control: str
     params: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -720,6 +764,9 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class MessageStart(_Tagged, tag="message_start", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["message_start"]]
+
     message_id: str | None = None
     response_id: str | None = None
     model: str | None = None
@@ -727,6 +774,9 @@ class MessageStart(_Tagged, tag="message_start", frozen=True, kw_only=True):
 
 
 class TextDelta(_Tagged, tag="text_delta", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["text_delta"]]
+
     text: str
     index: int = 0
 
@@ -735,6 +785,9 @@ class ThinkingDelta(_Tagged, tag="thinking_delta", frozen=True, kw_only=True):
     """Reasoning text; or the block's ``signature`` (a piece of it); or, for a redacted block,
     its opaque ``redacted`` data."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["thinking_delta"]]
+
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
@@ -742,6 +795,9 @@ class ThinkingDelta(_Tagged, tag="thinking_delta", frozen=True, kw_only=True):
 
 
 class ToolCallBegin(_Tagged, tag="tool_call_begin", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_begin"]]
+
     index: int
     id: str
     name: str
@@ -751,21 +807,33 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
     the stream was asked for partial arguments (``UNSET`` otherwise)."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_delta"]]
+
     index: int
     fragment: str
     parsed: Any = msgspec.UNSET
 
 
 class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_end"]]
+
     index: int
     block: ToolCallBlock
 
 
 class UsageEvent(_Tagged, tag="usage", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["usage"]]
+
     usage: Usage
 
 
 class MessageEnd(_Tagged, tag="message_end", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["message_end"]]
+
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
 

@@ -30,6 +30,7 @@ from ..codec import dumps, loads
 from ..errors import MsgwireError
 from ..stream import assemble
 from ..transcode import transcode
+from ..types import Dialect
 from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
@@ -37,7 +38,7 @@ from .convert import convert
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
-STREAMS = (
+STREAMS: tuple[tuple[str, Dialect], ...] = (
     ("openai-parallel-tool-calls.sse", "openai"),
     ("anthropic-thinking.sse", "anthropic"),
     ("openai-responses-function-call.sse", "openai-responses"),

@@ -19,10 +19,13 @@ from hypothesis import strategies as st
 from msgwire import (
     AssistantMessage,
     Base64Source,
+    Citation,
     FileReferenceBlock,
     ImageBlock,
     MCPResourceBlock,
     PathSource,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
     Session,
     SystemControlMessage,
     TextBlock,
@@ -106,8 +109,44 @@ unknown_messages = unknown_tags(MESSAGE_CLASSES).flatmap(
 
 # --- content blocks ---------------------------------------------------------------------------
 
-text_blocks = st.builds(TextBlock, text=texts)
-thinking_blocks = st.builds(ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts))
+# A provider's object kept whole (a citation's, a server tool block's): odd spacing kept too.
+_provider_kinds = st.sampled_from(
+    ["server_tool_use", "web_search_tool_result", "web_search_call", "grounding_metadata", "url_citation"]
+)
+raw_json = st.one_of(_provider_kinds, texts).flatmap(raw_objects).map(msgspec.Raw)
+indexes = st.integers(0, 2**63 - 1)
+citations = st.builds(
+    Citation,
+    kind=st.one_of(st.sampled_from(["web_search_result_location", "url_citation", "grounding"]), texts),
+    url=optional(texts),
+    title=optional(texts),
+    cited_text=optional(texts),
+    start_index=optional(indexes),
+    end_index=optional(indexes),
+    raw=st.just(msgspec.UNSET) | raw_json,
+)
+text_blocks = st.builds(TextBlock, text=texts, citations=st.lists(citations, max_size=2), item_id=optional(texts))
+thinking_blocks = st.builds(
+    ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts), item_id=optional(texts)
+)
+_dialects = st.sampled_from(["anthropic", "openai-responses", "gemini", "openai"])
+server_tool_call_blocks = st.builds(
+    ServerToolCallBlock,
+    id=ids,
+    name=texts,
+    arguments=arguments_texts,
+    kind=st.one_of(_provider_kinds, texts),
+    dialect=_dialects,
+    raw=raw_json,
+)
+server_tool_result_blocks = st.builds(
+    ServerToolResultBlock,
+    tool_call_id=ids,
+    kind=st.one_of(_provider_kinds, texts),
+    is_error=st.booleans(),
+    dialect=_dialects,
+    raw=raw_json,
+)
 image_sources = st.one_of(
     st.builds(UrlSource, url=texts),
     st.builds(Base64Source, media_type=texts, data=texts),
@@ -155,6 +194,7 @@ tool_call_blocks = st.builds(
     arguments=arguments_texts,
     approval=st.sampled_from(["pending", "approved", "denied"]),
     malformed=st.booleans(),
+    item_id=optional(texts),
 )
 
 # Known blocks by class, for tests that go through each one.
@@ -165,6 +205,8 @@ BLOCKS: dict[type, st.SearchStrategy[Any]] = {
     FileReferenceBlock: file_reference_blocks,
     MCPResourceBlock: mcp_resource_blocks,
     ToolCallBlock: tool_call_blocks,
+    ServerToolCallBlock: server_tool_call_blocks,
+    ServerToolResultBlock: server_tool_result_blocks,
 }
 known_blocks = st.one_of(*BLOCKS.values())
 blocks = known_blocks | unknown_blocks

@@ -43,12 +43,13 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
     Plan, Refusals, Role, SessionOut, SourceOut, Target, joined_text, keep_opening, lower, object_arguments, parse_in,
     plan, result_parts, to_vec,
 };
-use crate::canonical::{ImageSource, Message};
+use crate::canonical::{Block, ImageSource, Message, TextBlock};
 use crate::error::Error;
 
 pub(crate) const TARGET: Target = Target {
@@ -61,6 +62,8 @@ pub(crate) const TARGET: Target = Target {
     images: [true, false, true],
     image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
     call_ids: CallIds::Required(IdFormat::Anthropic),
+    cites: Some(crate::citation::anthropic_writes),
+    server_tools: ServerTools::Parts,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::BlankRefused, non_user_opening: true };
@@ -92,6 +95,8 @@ pub(crate) enum Content<'a> {
 pub(crate) enum OutBlock<'a> {
     Text {
         text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        citations: Vec<&'a RawValue>,
     },
     Image {
         source: Source<'a>,
@@ -135,9 +140,11 @@ struct ToolDecl<'a> {
 }
 
 fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
-    if let [OutBlock::Text { .. }] = blocks.as_slice() {
-        if let Some(OutBlock::Text { text }) = blocks.pop() {
-            return Content::Text(text);
+    if let [OutBlock::Text { citations, .. }] = blocks.as_slice() {
+        if citations.is_empty() {
+            if let Some(OutBlock::Text { text, .. }) = blocks.pop() {
+                return Content::Text(text);
+            }
         }
     }
     Content::Blocks(blocks)
@@ -145,7 +152,11 @@ fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
 
 pub(crate) fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
     Some(match part {
-        Part::Text(text) => OutBlock::Text { text },
+        Part::Text(text) => OutBlock::Text { text, citations: Vec::new() },
+        Part::Cited { text, .. } => OutBlock::Text {
+            text: Cow::Borrowed(&text.text),
+            citations: crate::citation::anthropic_citations(&text.citations),
+        },
         Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url } },
         Part::Image(ImageSource::Base64 { media_type, data }) => {
             OutBlock::Image { source: Source::Base64 { media_type, data } }
@@ -216,7 +227,7 @@ pub(super) fn write(
     end_without_trailing_whitespace(&mut turns, &plan, report);
     let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
     if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
-        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }]));
+        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), citations: Vec::new() }]));
     }
     let messages = turns
         .into_iter()
@@ -245,7 +256,7 @@ fn end_without_trailing_whitespace(
     report: &mut Vec<Loss>,
 ) {
     let Some(("assistant", blocks)) = turns.last_mut().map(|(role, blocks)| (*role, blocks)) else { return };
-    let Some(OutBlock::Text { text }) = blocks.iter_mut().rev().find(|b| matches!(b, OutBlock::Text { .. })) else {
+    let Some(OutBlock::Text { text, .. }) = blocks.iter_mut().rev().find(|b| matches!(b, OutBlock::Text { .. })) else {
         return;
     };
     let trimmed = text.trim_end_matches(super::is_blank).len();
@@ -313,6 +324,8 @@ struct InBlock<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     source: Option<InSource<'a>>,
+    #[serde(borrow, default)]
+    citations: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -336,7 +349,26 @@ fn raw_blocks<'a>(body: &[u8], content: &'a RawValue) -> Result<Result<Cow<'a, s
 fn block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
     let keep = || BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw };
     match b.kind.as_ref() {
-        "text" => b.text.map_or_else(keep, |text| BlockOut::Text { text }),
+        "text" => match (b.text, b.citations) {
+            (Some(text), None) => BlockOut::Text { text },
+            (Some(text), Some(raws)) => {
+                let citations: Option<Vec<_>> = raws.iter().map(|c| crate::citation::from_anthropic(c.get())).collect();
+                match citations {
+                    Some(citations) if citations.iter().all(crate::citation::anthropic_writes) => {
+                        BlockOut::Canonical(Block::Text(TextBlock {
+                            text: text.into_owned(),
+                            citations,
+                            item_id: None,
+                        }))
+                    }
+                    _ => keep(),
+                }
+            }
+            (None, _) => keep(),
+        },
+        kind if crate::server_tool::is_anthropic(kind) => {
+            crate::server_tool::from_anthropic(raw.get(), None).map_or_else(keep, BlockOut::Canonical)
+        }
         "image" => match b.source {
             Some(InSource { kind, media_type: Some(media_type), data: Some(data), .. }) if kind == "base64" => {
                 BlockOut::Image { source: SourceOut::Base64 { media_type, data } }

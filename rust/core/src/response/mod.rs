@@ -406,16 +406,6 @@ fn is_provider_part(raw: &RawValue) -> bool {
     serde_json::from_str::<Tag<'_>>(raw.get()).is_ok_and(|t| t.tag.as_deref() == Some(PROVIDER_PART))
 }
 
-/// Strings joined by a blank line, borrowed when there is one (text and thinking in dialects
-/// whose message has one string of each).
-pub(crate) fn joined(mut texts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
-    match texts.len() {
-        0 => None,
-        1 => texts.pop(),
-        _ => Some(Cow::Owned(texts.join("\n\n"))),
-    }
-}
-
 /// Serialize a response body (of about `capacity` bytes).
 pub(crate) fn to_vec<T: Serialize>(body: &T, capacity: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(capacity);

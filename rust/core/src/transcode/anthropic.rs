@@ -44,6 +44,14 @@ fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
 }
 
 impl Encoder for Anthropic {
+    fn dialect(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn streams_server_tools(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         out.extend_from_slice(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":");
         json_str(out, &response_id(message, "msg_"));
@@ -68,6 +76,9 @@ impl Encoder for Anthropic {
                 }
                 None => out.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}"),
             },
+            // the provider's own block, whole (`streams_server_tools`: only Anthropic's come here)
+            Block::ServerToolCall(call) => out.extend_from_slice(call.raw.get().as_bytes()),
+            Block::ServerToolResult(result) => out.extend_from_slice(result.raw.get().as_bytes()),
             Block::ToolCall(call) => {
                 out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
                 json_str(out, &call.id);
@@ -89,7 +100,18 @@ impl Encoder for Anthropic {
         }
     }
 
-    fn close(&mut self, out: &mut Vec<u8>, _block: &Block) {
+    fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
+        if let Block::Text(text) = block {
+            for citation in crate::citation::anthropic_citations(&text.citations) {
+                out.extend_from_slice(
+                    b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":",
+                );
+                json_num(out, self.blocks.saturating_sub(1) as u64);
+                out.extend_from_slice(b",\"delta\":{\"type\":\"citations_delta\",\"citation\":");
+                out.extend_from_slice(citation.get().as_bytes());
+                out.extend_from_slice(b"}}\n\n");
+            }
+        }
         out.extend_from_slice(b"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":");
         json_num(out, self.blocks.saturating_sub(1) as u64);
         out.extend_from_slice(b"}\n\n");

@@ -118,7 +118,7 @@ impl Dialect for Gemini {
                 part_into(part, data, builder)?;
             }
             if let Some(metadata) = candidate.grounding_metadata {
-                self.ground(metadata, data, builder)?;
+                self.ground(metadata, builder)?;
             }
             if let Some(reason) = candidate.finish_reason {
                 builder.finish(map_finish_reason(&reason, builder.has_tool_calls()), Some(&reason));
@@ -154,7 +154,7 @@ impl Dialect for Gemini {
 
 impl Gemini {
     /// Grounding metadata: the grounding block, and the citations of the text blocks.
-    fn ground(&mut self, metadata: &RawValue, payload: &str, builder: &mut Builder) -> Result<(), Error> {
+    fn ground(&mut self, metadata: &RawValue, builder: &mut Builder) -> Result<(), Error> {
         let empty = metadata.get().strip_prefix('{').is_some_and(|rest| rest.trim_start() == "}");
         if empty || metadata.get() == "null" {
             return Ok(());
@@ -177,8 +177,10 @@ impl Gemini {
         for (block, citations) in cited {
             builder.set_citations(block, citations)?;
         }
+        // its id: made from the metadata, so that any stream carrying it gives the same
         let index = self.grounding.unwrap_or(builder.message().content.len());
-        let Some(block) = crate::server_tool::from_gemini(metadata.get(), builder.synthetic_call_id(index, payload))
+        let Some(block) =
+            crate::server_tool::from_gemini(metadata.get(), builder.synthetic_call_id(index, metadata.get()))
         else {
             return Ok(());
         };

@@ -42,6 +42,10 @@ impl Encoder for Gemini {
         "gemini"
     }
 
+    fn cites(&self, citation: &crate::canonical::Citation) -> bool {
+        crate::citation::gemini_writes(citation)
+    }
+
     fn start(&mut self, _out: &mut Vec<u8>, message: &AssistantMessage) {
         self.tail.clear();
         self.tail.extend_from_slice(b",\"modelVersion\":");

@@ -71,6 +71,10 @@ pub(crate) trait Encoder: Send + Sync + std::fmt::Debug {
     fn streams_server_tools(&self) -> bool {
         false
     }
+    /// Whether the stream carries this citation of a text block.
+    fn cites(&self, _citation: &crate::canonical::Citation) -> bool {
+        false
+    }
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage);
     fn open(&mut self, out: &mut Vec<u8>, index: usize, block: &Block);
     fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>);

@@ -157,6 +157,10 @@ impl Encoder for OpenAiResponses {
         "openai-responses"
     }
 
+    fn cites(&self, citation: &crate::canonical::Citation) -> bool {
+        crate::citation::responses_writes(citation)
+    }
+
     fn streams_server_tools(&self) -> bool {
         true
     }

@@ -69,7 +69,7 @@ impl<E: Encoder> Sequencer<E> {
                     (self.written, self.signed) = written_len(cx.message.content.get(index));
                 }
                 if ends_tool {
-                    self.close_open(cx.message.content.as_slice());
+                    self.close_open(cx.message.content.as_slice(), cx.diagnostics, cx.offset);
                     self.drain(cx.message.content.as_slice(), false, cx.diagnostics, cx.offset);
                 }
             }
@@ -89,7 +89,7 @@ impl<E: Encoder> Sequencer<E> {
                 // What arrived for the block is in the message: opening it writes that.
                 let blocked = self.open.is_some_and(|open| self.is_streaming_tool(open, cx.message.content.as_slice()));
                 if !blocked {
-                    self.close_open(cx.message.content.as_slice());
+                    self.close_open(cx.message.content.as_slice(), cx.diagnostics, cx.offset);
                     self.drain(cx.message.content.as_slice(), false, cx.diagnostics, cx.offset);
                 }
             }
@@ -144,7 +144,7 @@ impl<E: Encoder> Sequencer<E> {
                 _ => later_waiting,
             };
             if complete || all {
-                self.close_open(content);
+                self.close_open(content, diagnostics, offset);
             }
         }
     }
@@ -170,10 +170,22 @@ impl<E: Encoder> Sequencer<E> {
         }
     }
 
-    fn close_open(&mut self, content: &[Block]) {
+    fn close_open(&mut self, content: &[Block], diagnostics: &mut Vec<Diagnostic>, offset: u64) {
         let Some(index) = self.open.take() else { return };
         self.slots[index].state = State::Closed;
         if let Some(block) = content.get(index) {
+            if let Block::Text(text) = block {
+                let dropped: Vec<&str> =
+                    text.citations.iter().filter(|c| !self.encoder.cites(c)).map(|c| c.kind.as_str()).collect();
+                if !dropped.is_empty() {
+                    let message = format!(
+                        "citations of block {index} have no place in a {} stream ({}); dropped",
+                        self.encoder.dialect(),
+                        dropped.join(", ")
+                    );
+                    diagnostics.push(Diagnostic { code: "transcode_citations_dropped", message, offset });
+                }
+            }
             self.catch_up(block);
             self.encoder.close(&mut self.out, block);
         }
@@ -219,7 +231,7 @@ impl<E: Encoder> EventSink for Sequencer<E> {
             Event::Usage { .. } => {}
             Event::MessageEnd { .. } => {
                 let content = cx.message.content.as_slice();
-                self.close_open(content);
+                self.close_open(content, cx.diagnostics, cx.offset);
                 self.drain(content, true, cx.diagnostics, cx.offset);
                 self.encoder.finish(&mut self.out, cx.message);
                 self.ended = true;

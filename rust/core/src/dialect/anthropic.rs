@@ -95,8 +95,9 @@ struct BlockStart<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
+    /// A text's citations (a list; anything else is not read).
     #[serde(borrow)]
-    citations: Option<Vec<&'a RawValue>>,
+    citations: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -204,7 +205,8 @@ impl Anthropic {
             "text" => {
                 let mut block = None;
                 push_text(&mut block, start.text.as_deref().unwrap_or(""), builder);
-                for citation in start.citations.iter().flatten() {
+                let citations = start.citations.map(|c| serde_json::from_str::<Vec<&RawValue>>(c.get()));
+                for citation in citations.and_then(Result::ok).unwrap_or_default() {
                     cite(&mut block, citation, builder)?;
                 }
                 Slot::Text(block)

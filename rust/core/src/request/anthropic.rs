@@ -324,8 +324,9 @@ struct InBlock<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     source: Option<InSource<'a>>,
+    /// A text's citations (a list); a document's citation settings (an object).
     #[serde(borrow, default)]
-    citations: Option<Vec<&'a RawValue>>,
+    citations: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -352,9 +353,13 @@ fn block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
         "text" => match (b.text, b.citations) {
             (Some(text), None) => BlockOut::Text { text },
             (Some(text), Some(raws)) => {
+                // a list of citations this version reads, each written back as it came; else whole
+                let raws: Vec<&RawValue> = serde_json::from_str(raws.get()).unwrap_or_default();
                 let citations: Option<Vec<_>> = raws.iter().map(|c| crate::citation::from_anthropic(c.get())).collect();
                 match citations {
-                    Some(citations) if citations.iter().all(crate::citation::anthropic_writes) => {
+                    Some(citations)
+                        if !citations.is_empty() && citations.iter().all(crate::citation::anthropic_writes) =>
+                    {
                         BlockOut::Canonical(Block::Text(TextBlock {
                             text: text.into_owned(),
                             citations,

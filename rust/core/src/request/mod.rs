@@ -739,12 +739,23 @@ pub(crate) fn arguments_text(call: &canonical::ToolCallBlock) -> &str {
 /// one: concatenated as they are, as a stream of the same message carries them (its deltas
 /// add up) and as `AssistantMessage.text` and the providers' SDKs (`output_text`, `.text`) join
 /// them. A provider splits one reply into blocks mid-sentence (Anthropic at each citation), so
-/// nothing is put between them. Borrowed when there is one.
+/// nothing is put between them; only a block sent as marked text (a file, thinking as text:
+/// [`marked`]) stands apart, a blank line on each side. Borrowed when there is one.
 pub(crate) fn join_reply(mut texts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
+    let is_marked = |t: &str| t.starts_with('<') && t.ends_with('>');
     match texts.len() {
         0 => None,
         1 => texts.pop(),
-        _ => Some(Cow::Owned(texts.concat())),
+        _ => {
+            let mut out = String::with_capacity(texts.iter().map(|t| t.len() + 2).sum());
+            for (i, text) in texts.iter().enumerate() {
+                if i > 0 && (is_marked(text) || is_marked(&texts[i - 1])) {
+                    out.push_str("\n\n");
+                }
+                out.push_str(text);
+            }
+            Some(Cow::Owned(out))
+        }
     }
 }
 

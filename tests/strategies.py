@@ -190,7 +190,12 @@ def server_tool_call_blocks(draw: st.DrawFn) -> ServerToolCallBlock:
 def server_tool_result_blocks(draw: st.DrawFn) -> ServerToolResultBlock:
     call_id = draw(ids)
     if draw(st.booleans()):
-        result = {"type": "web_search_result", "url": draw(texts), "title": draw(texts), "encrypted_content": draw(texts)}
+        result = {
+            "type": "web_search_result",
+            "url": draw(texts),
+            "title": draw(texts),
+            "encrypted_content": draw(texts),
+        }
         raw = {"type": "web_search_tool_result", "tool_use_id": call_id, "content": [result]}
         return ServerToolResultBlock(tool_call_id=call_id, kind=raw["type"], dialect="anthropic", raw=_raw(raw))
     return ServerToolResultBlock(

@@ -58,8 +58,8 @@ from msgwire import (
     UnknownBlock,
     UsageEvent,
 )
-from msgwire.types import BlockEnd, ServerToolCallBlock, ServerToolResultBlock
 from msgwire.errors import ProviderError, TruncatedStreamError
+from msgwire.types import BlockEnd, ServerToolCallBlock, ServerToolResultBlock
 from strategies import examples
 from streamgen import ChatStream, MessagesStream, chat_streams, messages_streams
 

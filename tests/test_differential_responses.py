@@ -184,7 +184,7 @@ def check_plan(message: AssistantMessage, codes: list[str], plan: ResponsesStrea
     content = []
     for block in message.content:
         if type(block) in prefixes:
-            assert block.item_id is not None and block.item_id.startswith(prefixes[type(block)])
+            assert (block.item_id or "").startswith(prefixes[type(block)])
             block = msgspec.structs.replace(block, item_id=None)
         content.append(block)
     assert content == expected

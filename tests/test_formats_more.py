@@ -741,7 +741,13 @@ def test_responses_assistant_items_follow_the_block_order() -> None:
                 {"type": "output_text", "text": "b", "annotations": []},
             ],
         },
-        {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "get_weather", "arguments": '{"city": "Paris"}'},
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_a",
+            "name": "get_weather",
+            "arguments": '{"city": "Paris"}',
+        },
         {"role": "assistant", "content": "c"},
         {"type": "function_call", "call_id": "call_b", "name": "get_time", "arguments": '{"tz":"Europe/Paris"}'},
         {"type": "function_call_output", "call_id": "call_a", "output": MISSING_RESULT},
@@ -800,7 +806,12 @@ def test_responses_reasoning_items_from_native_thinking() -> None:
     )
     body, report = convert([user("q"), made], "openai-responses")
     assert body["input"][1:] == [
-        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}], "encrypted_content": "ENC1"},
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": "ENC1",
+        },
         {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "ENC2"},
         {"role": "assistant", "content": "a"},
     ]

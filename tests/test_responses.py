@@ -309,7 +309,14 @@ def _plain_block(block: Any) -> Any:
         return ("tool_call", block.id, block.name, block.parsed_arguments(), block.malformed, block.item_id)
     # provider objects by their data (other bytes: streamed, a body, an SDK's dump)
     if isinstance(block, ServerToolCallBlock):
-        return ("server_tool_call", block.id, block.name, json.loads(block.arguments), block.kind, _no_nulls(block.data()))
+        return (
+            "server_tool_call",
+            block.id,
+            block.name,
+            json.loads(block.arguments),
+            block.kind,
+            _no_nulls(block.data()),
+        )
     if isinstance(block, ServerToolResultBlock):
         return ("server_tool_result", block.tool_call_id, block.kind, block.is_error, _no_nulls(block.data()))
     if isinstance(block, TextBlock) and block.citations:
@@ -622,7 +629,7 @@ def _made_up_item_id(block: Any, message_id: str) -> Any:
     prefix = {TextBlock: "msg", ThinkingBlock: "rs", ToolCallBlock: "fc"}.get(type(block))
     if prefix is None:
         return block
-    assert block.item_id is not None and block.item_id.startswith(f"{prefix}_{message_id}_"), block
+    assert (block.item_id or "").startswith(f"{prefix}_{message_id}_"), block
     return msgspec.structs.replace(block, item_id=None)
 
 

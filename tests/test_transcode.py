@@ -94,21 +94,24 @@ RESPONSES_ANNOTATIONS = {"url_citation", "file_citation", "container_file_citati
 def _citations(block: TextBlock, target: str) -> list[Citation]:
     """The citations a target stream carries: its own kinds as they came; for Responses also
     any with a URL, as a ``url_citation`` of its span (the whole text when it has none)."""
+    own = {"anthropic": ANTHROPIC_CITATIONS, "openai-responses": RESPONSES_ANNOTATIONS}.get(target, set())
     carried: list[Citation] = []
     for c in block.citations:
-        if target == "anthropic" and c.kind in ANTHROPIC_CITATIONS and c.raw is not msgspec.UNSET:
-            carried.append(c)
-        elif target == "gemini" and c.kind == "grounding":
-            carried.append(c)
-        elif target == "openai-responses" and c.kind in RESPONSES_ANNOTATIONS and c.raw is not msgspec.UNSET:
+        if (c.kind in own and c.raw is not msgspec.UNSET) or (target == "gemini" and c.kind == "grounding"):
             carried.append(c)
         elif target == "openai-responses" and c.url is not None:
             start, end = (c.start_index, c.end_index) if c.end_index is not None else (0, len(block.text))
             assert start is not None
             title = c.title if c.title is not None else c.url
             carried.append(
-                Citation(kind="url_citation", url=c.url, title=title, cited_text=block.text[start:end],
-                         start_index=start, end_index=end)
+                Citation(
+                    kind="url_citation",
+                    url=c.url,
+                    title=title,
+                    cited_text=block.text[start:end],
+                    start_index=start,
+                    end_index=end,
+                )
             )
     return carried
 

@@ -228,14 +228,12 @@ impl Anthropic {
             }
             kind => {
                 let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
-                match crate::server_tool::from_anthropic(raw.get(), None).filter(|_| server_tool::is_anthropic(kind)) {
-                    Some(server) => {
-                        Slot::Raw { server: true, block: builder.begin_whole(server)?, json, input: String::new() }
-                    }
-                    None => {
-                        let block = builder.unknown_block(super::kept_whole(raw, DialectName::Anthropic))?;
-                        Slot::Raw { server: false, block, json, input: String::new() }
-                    }
+                let server = server_tool::from_anthropic(raw.get(), None).filter(|_| server_tool::is_anthropic(kind));
+                if let Some(server) = server {
+                    Slot::Raw { server: true, block: builder.begin_whole(server)?, json, input: String::new() }
+                } else {
+                    let block = builder.unknown_block(super::kept_whole(raw, DialectName::Anthropic))?;
+                    Slot::Raw { server: false, block, json, input: String::new() }
                 }
             }
         };

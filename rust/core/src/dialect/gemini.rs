@@ -177,11 +177,12 @@ impl Gemini {
         for (block, citations) in cited {
             builder.set_citations(block, citations)?;
         }
-        // its id: made from the metadata, so that any stream carrying it gives the same
+        // its id: made from the metadata (its value, not its bytes: a body re-encoded, a
+        // transcoded stream carry the same), so that any reading of it gives the same
         let index = self.grounding.unwrap_or(builder.message().content.len());
-        let Some(block) =
-            crate::server_tool::from_gemini(metadata.get(), builder.synthetic_call_id(index, metadata.get()))
-        else {
+        let value = serde_json::from_str::<serde_json::Value>(metadata.get()).map(|v| v.to_string());
+        let id = builder.synthetic_call_id(index, value.as_deref().unwrap_or(metadata.get()));
+        let Some(block) = crate::server_tool::from_gemini(metadata.get(), id) else {
             return Ok(());
         };
         match self.grounding {

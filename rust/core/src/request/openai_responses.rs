@@ -207,7 +207,7 @@ fn assistant_items<'a>(
                 match items.last_mut() {
                     Some(OutItem::Output { id: last, content, .. }) if *last == id => content.push(part),
                     _ => {
-                        items.push(OutItem::Output { id, role: "assistant", status: "completed", content: vec![part] })
+                        items.push(OutItem::Output { id, role: "assistant", status: "completed", content: vec![part] });
                     }
                 }
             }

@@ -231,6 +231,7 @@ fn body<'a>(
 
 /// The output item of a block other than text (reasoning, a call, a provider's item), with its
 /// item id when known, else one made up from the message id and its position.
+#[allow(clippy::needless_pass_by_value)] // a part is written once: taken, as the caller's loop gives it
 fn other_item<'a>(
     blocks: &'a [crate::canonical::Block],
     part: Part<'a>,

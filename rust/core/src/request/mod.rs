@@ -1000,6 +1000,17 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_runs_together_but_marked_text_stands_apart() {
+        fn join(texts: &[&str]) -> Option<String> {
+            join_reply(texts.iter().map(|t| Cow::Borrowed(*t)).collect()).map(Cow::into_owned)
+        }
+        assert_eq!(join(&[]), None);
+        assert_eq!(join(&["Tokyo has ", "37 million", " people."]).as_deref(), Some("Tokyo has 37 million people."));
+        let file = marked("file", &[("path", "a")], "x");
+        assert_eq!(join(&["see", &file, "done"]).as_deref(), Some(format!("see\n\n{file}\n\ndone").as_str()));
+    }
+
+    #[test]
     fn every_dialect_has_a_request_format() {
         for dialect in DialectName::ALL {
             let converted = to_request_json(b"[]", dialect, &Options::default()).expect("converts");

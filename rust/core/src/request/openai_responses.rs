@@ -11,10 +11,16 @@
 //!   "arguments"}` (the arguments text exactly as received), thinking is a reasoning item
 //!   `{"type": "reasoning", "summary": [{"type": "summary_text", "text"}], "encrypted_content"}`
 //!   (the summary empty when the thinking has no text; the signature is the encrypted content,
-//!   as msgwire's stream decoder stores it). msgwire keeps no item ids: none are written. The
-//!   text ending one assistant message and the text starting the next are one message item.
+//!   as msgwire's stream decoder stores it). Items carry the ids of the items they came in
+//!   (`item_id`), in the forms the SDK's `ResponseInputParam` takes: an output message
+//!   `{"type": "message", "id", "role": "assistant", "status": "completed", "content":
+//!   [{"type": "output_text", "text", "annotations"}]}` (the text parts of one item together,
+//!   its citations the annotations), a reasoning item with its `id`, a call with its `id`; text
+//!   without an item id is an easy message `{"role": "assistant", "content": "..."}` (its
+//!   citations dropped, reported); thinking without one cannot be a reasoning item: dropped,
+//!   or marked text by policy (`thinking`), reported. A call without arguments sends `"{}"`.
 //!   Thinking of another provider, or without a signature, follows the policy (dropped by
-//!   default; kept, it is a reasoning item without `encrypted_content`, the signature reported);
+//!   default); built-in tool items of a Responses message are written back as they were;
 //! - each tool result is a `{"type": "function_call_output", "call_id", "output"}` item right
 //!   after the call: `output` is its text (text parts joined by a blank line); there is no error
 //!   flag (`is_error` is left out, reported); a call without a result gets one with the
@@ -26,12 +32,12 @@
 //!   when it has text parts (the message dropped, reported, when it has no item at all). The
 //!   conversation may open with any item.
 //!
-//! Reading: an item msgwire can hold exactly (the shapes above) becomes canonical blocks;
-//! any other item, or an item with fields msgwire has no place for (a reasoning item's `id`,
-//! several summary parts, an assistant message's `id`, `status` or `annotations`), is kept whole
+//! Reading: an item msgwire can hold exactly (the shapes above, with or without ids) becomes
+//! canonical blocks, a built-in tool item a server tool call; any other item, or an item with
+//! fields msgwire has no place for (several summary parts, a message's `phase`), is kept whole
 //! as a `provider_part` of the assistant message (of the user message for a content part), and
-//! written back unchanged. A call's `id` and `status` are not kept (the call is needed
-//! canonical, to match its output). `system` and `developer` messages join the instructions.
+//! written back unchanged. A call's `status` is not kept. `system` and `developer` messages
+//! join the instructions.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -14,6 +14,8 @@
 //! `candidatesTokenCount` (output less thoughts: Gemini counts them apart), `thoughtsTokenCount`,
 //! `cachedContentTokenCount`, `totalTokenCount`; cache writes have no field (reported). Gemini's
 //! API response has no creation time (Vertex's `createTime` is not read).
+//! The candidate's `groundingMetadata` is the one of the message's Gemini grounding block, as it
+//! came (its citations are in it; another provider's citations are dropped, reported).
 //! Not kept, so not written back: `safetyRatings`, `citationMetadata`, `avgLogprobs`, a
 //! candidate's `index`, the per-modality token details, candidates after the first; ids of
 //! calls that came without one (msgwire makes one up, and leaves it out again).

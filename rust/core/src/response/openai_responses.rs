@@ -7,13 +7,15 @@
 //! consecutive text is one `message` item of `output_text` parts (`refusal` parts when the stop
 //! reason is `refusal`), thinking is a `reasoning` item (its text one `summary_text` part, its
 //! signature the `encrypted_content`), a call is a `function_call` item (`arguments` as received),
-//! and the raw built-in tool items of a Responses message are written back as they were. msgwire
-//! keeps no item ids: each item gets one made from the message id and its position. The stop
+//! and the built-in tool items (server tool calls) of a Responses message are written back as
+//! they were. Items keep their item ids (`item_id` of the blocks; the text parts of one item
+//! together); a block without one gets an id made from the message id and its position. Text
+//! citations are the parts' `annotations` (`crate::citation`). The stop
 //! reason is the `status`: `completed` (end of turn, tool use, refusal), `incomplete` with
 //! `incomplete_details.reason` `max_output_tokens` or `content_filter`, `cancelled` (aborted), and
 //! `incomplete` without details for every other reason.
-//! Not kept, so not written back: item ids (made up again), a message item's `phase` and
-//! `status`, `annotations` and `logprobs` of text, several summary parts of one reasoning item
+//! Not kept, so not written back: a message item's `phase` and `status`, `logprobs` of text,
+//! several summary parts of one reasoning item
 //! (joined by a blank line, as the stream decoder joins them: written as one), a reasoning
 //! item's `content` (its `reasoning_text` is read as thinking and written as the summary), and
 //! the request's echo (`instructions`, `temperature`, `tools`, `text`, `reasoning`, ...).

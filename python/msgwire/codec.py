@@ -283,7 +283,14 @@ def _messages_from_raw(items: list[msgspec.Raw], path: str) -> list[Any]:
     return [message_from_raw(raw, f"{path}[{i}]") for i, raw in enumerate(items)]
 
 
+# msgwire's own raw blocks: a provider's part kept whole, written back to its dialect (see
+# ``formats``); not a newer version's type, so not worth a warning.
+_PROVIDER_PART = "provider_part"
+
+
 def _warn_unknown(kind: str, tag: str) -> None:
+    if kind == "block" and tag == _PROVIDER_PART:
+        return
     if (kind, tag) not in _warned_tags:
         _warned_tags.add((kind, tag))
         _log.warning("unknown %s type %r: kept as raw JSON and written back unchanged", kind, tag)

@@ -27,7 +27,9 @@ __all__ = [
     "Approval",
     "AssistantMessage",
     "Base64Source",
+    "BlockEnd",
     "CacheControl",
+    "Citation",
     "ContentBlock",
     "Context",
     "Converted",
@@ -56,6 +58,8 @@ __all__ = [
     "Replay",
     "Request",
     "ResponseFormat",
+    "ServerToolCallBlock",
+    "ServerToolResultBlock",
     "Session",
     "StopReason",
     "TextBlock",
@@ -185,17 +189,45 @@ class CacheControl(_Plain, frozen=True, kw_only=True):
     """How long the cache lives (``"5m"``, ``"1h"``)."""
 
 
+class Citation(_Plain, frozen=True, kw_only=True):
+    """A source that a text block cites: an Anthropic citation, a Responses annotation, a Gemini
+    grounding support (one citation per source it names).
+
+    ``kind`` is the provider's type (``web_search_result_location``, ``char_location``,
+    ``url_citation``, ``file_citation``, ``grounding``, ...). ``start_index`` / ``end_index``
+    are the cited span in the block's ``text``, in characters as Python indexes a ``str``
+    (``None``: the citation is the whole block's, as Anthropic's are). ``raw`` is the provider's
+    own object when it says more than the typed fields (an Anthropic ``encrypted_index``, a
+    document index): written back unchanged to that provider, never to another.
+    """
+
+    kind: str
+    url: str | None = None
+    title: str | None = None
+    cited_text: str | None = None
+    start_index: int | None = None
+    end_index: int | None = None
+    raw: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 class TextBlock(_Tagged, tag="text", frozen=True, kw_only=True):
+    """Text. ``citations``: the sources it cites. ``item_id``: the id of the provider item it
+    came in (a Responses ``message`` item; its text parts share it), sent back with it.
+    ``cache_control``: a prompt-cache breakpoint after it (Anthropic)."""
+
     if TYPE_CHECKING:
         type: ClassVar[Literal["text"]]
 
     text: str
+    citations: list[Citation] = msgspec.field(default_factory=list)
+    item_id: str | None = None
     cache_control: CacheControl | None = None
 
 
 class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
     """Model reasoning. ``signature`` must be sent back unchanged to the provider that made it;
-    ``redacted`` holds the opaque data of a redacted (encrypted) thinking block."""
+    ``redacted`` holds the opaque data of a redacted (encrypted) thinking block; ``item_id`` is
+    the id of the Responses ``reasoning`` item it came in (which a request needs to send it)."""
 
     if TYPE_CHECKING:
         type: ClassVar[Literal["thinking"]]
@@ -203,6 +235,7 @@ class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
+    item_id: str | None = None
 
 
 class UrlSource(_Tagged, tag="url", frozen=True, kw_only=True):
@@ -289,7 +322,9 @@ _NO_ARGUMENTS = "{}"
 
 class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
-    ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
+    ``malformed`` marks arguments received broken from a model (kept, never repaired);
+    ``item_id`` is the id of the Responses ``function_call`` item (not the ``call_id``, which is
+    ``id``)."""
 
     if TYPE_CHECKING:
         type: ClassVar[Literal["tool_call"]]
@@ -299,6 +334,7 @@ class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     arguments: str = _NO_ARGUMENTS
     approval: Approval = "pending"
     malformed: bool = False
+    item_id: str | None = None
     cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
@@ -312,13 +348,83 @@ class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
         return msgspec.json.decode(self.arguments) if self.arguments.strip() else {}
 
 
+class ServerToolCallBlock(_Tagged, tag="server_tool_call", frozen=True, kw_only=True):
+    """A tool the provider ran itself (web search, code execution, MCP, ...), as the model called
+    it: an Anthropic ``server_tool_use`` / ``mcp_tool_use`` block, a Responses built-in tool item
+    (``web_search_call``, ``code_interpreter_call``, ...; its outcome is part of the item), or
+    Gemini's grounding (``grounding_metadata``: the searches and what they found).
+
+    ``kind`` is the provider's block or item type, ``dialect`` whose wire format ``raw`` (the
+    provider's whole object, written back unchanged to that dialect) is in. ``arguments`` is
+    the call's input as JSON text (Anthropic's ``input``, a Responses item's ``action`` or
+    ``arguments``, Gemini's search queries). Another dialect cannot run it again: it follows
+    ``Policy.server_tools``.
+    """
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["server_tool_call"]]
+
+    id: str
+    name: str
+    arguments: str
+    kind: str
+    dialect: str
+    raw: msgspec.Raw
+
+    def data(self) -> Any:
+        """``raw`` decoded to Python objects."""
+        return msgspec.json.decode(self.raw)
+
+
+class ServerToolResultBlock(_Tagged, tag="server_tool_result", frozen=True, kw_only=True):
+    """The result of a server tool call, as a block of its own (Anthropic's
+    ``web_search_tool_result``, ``web_fetch_tool_result``, ``code_execution_tool_result``,
+    ``mcp_tool_result``, ...): ``tool_call_id`` is its call's ``id``, ``kind`` the provider's
+    block type, ``is_error`` whether the tool failed. ``raw`` is the provider's whole block
+    (its ``content`` is ``content()``), written back unchanged to ``dialect``."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["server_tool_result"]]
+
+    tool_call_id: str
+    kind: str
+    is_error: bool = False
+    dialect: str
+    raw: msgspec.Raw
+
+    def data(self) -> Any:
+        """``raw`` decoded to Python objects."""
+        return msgspec.json.decode(self.raw)
+
+    def content(self) -> Any:
+        """The provider's ``content`` of the result (search results, an error object, ...)."""
+        return self.data().get("content")
+
+
 # At run time msgspec sees only the known tags; type checkers also see the unknown fallback.
 if TYPE_CHECKING:
     ContentBlock = Union[
-        TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock, UnknownBlock
+        TextBlock,
+        ThinkingBlock,
+        ImageBlock,
+        FileReferenceBlock,
+        MCPResourceBlock,
+        ToolCallBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+        UnknownBlock,
     ]
 else:
-    ContentBlock = Union[TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock]
+    ContentBlock = Union[
+        TextBlock,
+        ThinkingBlock,
+        ImageBlock,
+        FileReferenceBlock,
+        MCPResourceBlock,
+        ToolCallBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+    ]
 
 
 # --- messages -------------------------------------------------------------------------------
@@ -636,6 +742,10 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     - ``file_reference`` / ``mcp_resource``: marked text (default) or nothing (``drop``).
     - ``unknown``: unknown blocks (and parts kept from another dialect) are dropped (default),
       written as they are (``keep``) or as their JSON text (``to_text``).
+    - ``server_tools``: server tool calls and results of another dialect (which the target
+      cannot run or show) are dropped (default) or sent as marked text with their JSON
+      (``to_text``; ``keep`` is the same). Thinking a Responses request cannot send (no item
+      id) follows ``thinking`` likewise.
     - ``malformed_arguments``: tool-call arguments that are not a JSON object, for a dialect
       that needs one (Anthropic, Ollama, Gemini): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
       refused with ``DecodeError`` (``error``).
@@ -653,6 +763,7 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     file_reference: Replay = "to_text"
     mcp_resource: Replay = "to_text"
     unknown: Replay = "drop"
+    server_tools: Replay = "drop"
     malformed_arguments: Literal["wrap", "error"] = "wrap"
 
 
@@ -823,6 +934,17 @@ class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):
     block: ToolCallBlock
 
 
+class BlockEnd(_Tagged, tag="block_end", frozen=True, kw_only=True):
+    """A block that arrives whole rather than as deltas (a server tool call or result): the
+    whole block, at ``index`` of the message's content."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["block_end"]]
+
+    index: int
+    block: ContentBlock
+
+
 class UsageEvent(_Tagged, tag="usage", frozen=True, kw_only=True):
     if TYPE_CHECKING:
         type: ClassVar[Literal["usage"]]
@@ -838,7 +960,9 @@ class MessageEnd(_Tagged, tag="message_end", frozen=True, kw_only=True):
     raw_stop_reason: str | None = None
 
 
-Event = Union[MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd]
+Event = Union[
+    MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, BlockEnd, UsageEvent, MessageEnd
+]
 
 
 class Diagnostic(_Plain, frozen=True, kw_only=True):

@@ -612,25 +612,10 @@ pub(crate) fn lower<'a>(
                 }
             }
             Block::Image(image) => {
-                let allowed = target.images[role as usize];
-                let sendable = match &image.source {
-                    ImageSource::Url { .. } => target.url_images,
-                    ImageSource::Base64 { media_type, .. } => {
-                        target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
-                    }
-                    ImageSource::Path { .. } => false,
-                };
-                let read_by_ocr = image.mode_used == Some(ModeUsed::Ocr);
-                if policy.images == Replay::Keep && allowed && sendable && !read_by_ocr {
-                    parts.push(Part::Image(&image.source));
-                } else if policy.images == Replay::Drop {
-                    loss("image", Action::Drop, "the policy drops images".into());
-                } else if let Some(text) = image_text(image) {
-                    parts.push(Part::Text(Cow::Owned(text)));
-                    loss("image", Action::ToText, image_reason(policy.images, allowed, sendable, read_by_ocr).into());
-                } else {
-                    let reason = image_reason(policy.images, allowed, sendable, read_by_ocr);
-                    loss("image", Action::Drop, format!("{reason}, and it has no recognized text").into());
+                let (part, step) = lower_image(image, role, target, policy);
+                parts.extend(part);
+                if let Some((action, why)) = step {
+                    loss("image", action, why);
                 }
             }
             Block::FileReference(file) => {
@@ -678,6 +663,36 @@ pub(crate) fn lower<'a>(
         }
     }
     parts
+}
+
+/// An image as the target takes it: its image part, its recognized text, or nothing (the step
+/// taken, when the image is not sent as it is).
+fn lower_image<'a>(
+    image: &'a ImageBlock,
+    role: Role,
+    target: &Target,
+    policy: Policy,
+) -> (Option<Part<'a>>, Option<(Action, Cow<'static, str>)>) {
+    let allowed = target.images[role as usize];
+    let sendable = match &image.source {
+        ImageSource::Url { .. } => target.url_images,
+        ImageSource::Base64 { media_type, .. } => {
+            target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
+        }
+        ImageSource::Path { .. } => false,
+    };
+    let read_by_ocr = image.mode_used == Some(ModeUsed::Ocr);
+    if policy.images == Replay::Keep && allowed && sendable && !read_by_ocr {
+        return (Some(Part::Image(&image.source)), None);
+    }
+    if policy.images == Replay::Drop {
+        return (None, Some((Action::Drop, "the policy drops images".into())));
+    }
+    let reason = image_reason(policy.images, allowed, sendable, read_by_ocr);
+    match image_text(image) {
+        Some(text) => (Some(Part::Text(Cow::Owned(text))), Some((Action::ToText, reason.into()))),
+        None => (None, Some((Action::Drop, format!("{reason}, and it has no recognized text").into()))),
+    }
 }
 
 /// After the parts of `block`: its image detail and cache breakpoint as marker parts where the
@@ -1088,6 +1103,7 @@ pub(crate) enum MessageOut<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // a short-lived list per message read; boxing would only add allocations
 pub(crate) enum BlockOut<'a> {
     Text {
         text: Cow<'a, str>,

@@ -10,10 +10,9 @@ returns everything that arrived.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 import msgspec
-from typing_extensions import Unpack
 
 from ._corestream import CoreStream, apull, new_core, pull
 from ._source import achunks, chunks, fed

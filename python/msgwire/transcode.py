@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
-from typing import Any, TypedDict
-
-from typing_extensions import Unpack
+from typing import Any, TypedDict, Unpack
 
 from ._corestream import CoreStream, apull, new_core, pull
 from ._source import achunks, chunks

@@ -59,12 +59,12 @@ SPEED = (
 
 
 def examples_dir() -> Path:
-    """examples/ of a source checkout: next to the current directory or to this package."""
-    package_root = Path(__file__).resolve().parents[3]
-    for candidate in (Path.cwd() / "examples", package_root / "examples"):
-        if (candidate / "session.json").is_file():
-            return candidate
-    raise MsgwireError("examples/ not found: run the demo from a msgwire source checkout")
+    """The examples the package ships (msgwire/examples/: package data, so the demo runs from an
+    installed wheel as from a checkout)."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    if not (examples / "session.json").is_file():
+        raise MsgwireError(f"the bundled examples are missing ({examples}): reinstall msgwire")
+    return examples
 
 
 def _section(out: Console, number: int, title: str) -> None:

@@ -79,7 +79,8 @@ pub fn options(mode: u8) -> Options<'static> {
             options.missing_result = Some(Cow::Borrowed("cancelled"));
             let parameters: &'static RawValue =
                 serde_json::from_str(r#"{"type":"object","properties":{"city":{"type":"string"}}}"#).expect("JSON");
-            options.tools = vec![Tool { name: Cow::Borrowed("get_weather"), description: None, parameters }];
+            options.tools =
+                vec![Tool { name: Cow::Borrowed("get_weather"), description: None, parameters, strict: None, cache_control: None }];
         }
     }
     options

@@ -26,6 +26,10 @@ pub struct Diagnostic {
     pub offset: u64,
 }
 
+/// The mark of an item id msgwire made up (a Responses reply written for a block without one):
+/// read back, such an id is not kept, so it is never sent to a provider as its own.
+pub const MADE_UP_ITEM: &str = "_msgwire_";
+
 /// How the builder is set up for one stream.
 #[derive(Debug, Clone)]
 pub struct BuilderOptions {
@@ -354,6 +358,9 @@ impl Builder {
 
     /// The id of the provider item the block at `index` came in (Responses items).
     pub fn set_item_id(&mut self, index: usize, item_id: &str) {
+        if item_id.contains(MADE_UP_ITEM) {
+            return; // written by msgwire for a block that had none: no provider knows it
+        }
         let slot = match self.message.content.get_mut(index) {
             Some(Block::Text(b)) => &mut b.item_id,
             Some(Block::Thinking(b)) => &mut b.item_id,
@@ -494,14 +501,15 @@ impl Builder {
     }
 
     /// An id for a call the provider sent without one (Gemini before 3, Ollama), derived from
-    /// the response: a hash of its id and of the payload that carried the call, and the block's
-    /// index. The same bytes give the same ids however they are read (`assemble`, a stream,
-    /// `transcode`, `from_response`), and calls of different responses get different ids.
+    /// the response and the block's index: a hash of the response's id when it has one (Gemini's
+    /// `responseId`: the same id however the reply is read, streamed, transcoded or written by
+    /// `to_response` and read back), else of the payload that carried the call (Ollama). The same
+    /// bytes give the same ids however they are cut, and calls of different responses differ.
     pub fn synthetic_call_id(&self, index: usize, payload: &str) -> String {
         // FNV-1a, 64 bits: stable across builds and platforms (std's hasher is not)
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let response = self.message.response_id.as_deref().unwrap_or("");
-        for byte in response.bytes().chain([0]).chain(payload.bytes()) {
+        let seed = self.message.response_id.as_deref().filter(|id| !id.is_empty()).unwrap_or(payload);
+        for byte in seed.bytes() {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
         format!("call_{:012x}_{index}", hash >> 16)

@@ -55,13 +55,13 @@ impl Sniff {
         self.note_head(chunk);
         match self.state {
             State::Stream => Ok(chunk),
-            State::Json => self.keep(chunk, offset, max_size).map(|()| &chunk[..0]),
+            State::Json => self.keep(chunk, max_size).map(|()| &chunk[..0]),
             State::Undecided => match chunk.iter().position(|b| !b.is_ascii_whitespace()) {
                 None => Ok(chunk),
                 Some(at) if matches!(chunk[at], b'{' | b'[') => {
                     self.state = State::Json;
                     self.json_start = offset + at as u64;
-                    self.keep(&chunk[at..], offset + at as u64, max_size).map(|()| &chunk[..at])
+                    self.keep(&chunk[at..], max_size).map(|()| &chunk[..at])
                 }
                 Some(_) => {
                     self.state = State::Stream;
@@ -78,9 +78,10 @@ impl Sniff {
         }
     }
 
-    fn keep(&mut self, bytes: &[u8], offset: u64, max_size: usize) -> Result<(), Error> {
+    fn keep(&mut self, bytes: &[u8], max_size: usize) -> Result<(), Error> {
         if self.json.len() + bytes.len() > max_size {
-            return Err(Error::limit("max_event_size", max_size, offset));
+            // at the first byte past the limit, wherever the chunks were cut
+            return Err(Error::limit("max_event_size", max_size, self.json_start + max_size as u64));
         }
         self.json.extend_from_slice(bytes);
         Ok(())
@@ -97,7 +98,7 @@ impl Sniff {
         let object = self.head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
         match error.kind {
             ErrorKind::Json { .. } | ErrorKind::JsonSyntax(_) if !self.dispatched && !object => {
-                Error::not_a_stream("NDJSON", &self.head, "")
+                Error::not_a_stream("NDJSON", first_line(&self.head), "")
             }
             _ => error,
         }
@@ -114,7 +115,7 @@ impl Sniff {
         match self.state {
             State::Json => self.read_json(name, dialect, builder),
             State::Stream if !self.dispatched && !begins_like_sse(&self.head) => {
-                Err(Error::not_a_stream("SSE", &self.head, ""))
+                Err(Error::not_a_stream("SSE", first_line(&self.head), ""))
             }
             _ => Ok(()),
         }
@@ -123,7 +124,7 @@ impl Sniff {
     fn read_json(&mut self, name: DialectName, dialect: &mut dyn Dialect, builder: &mut Builder) -> Result<(), Error> {
         const NO_ERROR: &str = ": a JSON document that is no provider error (a reply read with from_response?)";
         let Ok(text) = std::str::from_utf8(&self.json) else {
-            return Err(Error::not_a_stream("SSE", &self.head, ""));
+            return Err(Error::not_a_stream("SSE", first_line(&self.head), ""));
         };
         builder.set_offset(self.json_start);
         if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
@@ -137,7 +138,7 @@ impl Sniff {
             }
         }
         if name != DialectName::Gemini || !text.starts_with('[') {
-            return Err(Error::not_a_stream("SSE", &self.head, NO_ERROR));
+            return Err(Error::not_a_stream("SSE", first_line(&self.head), NO_ERROR));
         }
         // Gemini without `alt=sse`: a JSON array of the chunks an SSE stream would carry
         let chunks: Vec<&RawValue> = serde_json::from_str(text)
@@ -150,6 +151,12 @@ impl Sniff {
         }
         Ok(())
     }
+}
+
+/// The first line of the body's start, as an error shows it: the same however the body was cut
+/// into chunks (an NDJSON body is refused as soon as its first line is complete).
+fn first_line(head: &[u8]) -> &[u8] {
+    memchr::memchr(b'\n', head).map_or(head, |end| &head[..end])
 }
 
 /// Whether a body starts as SSE does: after a BOM and blank lines, a field name or a comment (or

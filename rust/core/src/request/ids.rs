@@ -73,7 +73,7 @@ pub(crate) enum CallIds {
 
 /// Whether msgwire made up `id` for a call that came without one (`call_<hex or dashes>_<n>`,
 /// see `assemble::Builder::synthetic_call_id`).
-pub(crate) fn made_up(id: &str) -> bool {
+pub fn made_up(id: &str) -> bool {
     let Some((middle, n)) = id.strip_prefix("call_").and_then(|rest| rest.rsplit_once('_')) else { return false };
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && middle.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }

@@ -50,7 +50,7 @@ use crate::canonical::{self, Block, FileStatus, ImageBlock, ImageSource, Message
 use crate::dialect::DialectName;
 use crate::error::Error;
 pub(crate) use ids::CallIds;
-pub use ids::IdFormat;
+pub use ids::{IdFormat, made_up as made_up_call_id};
 pub(crate) use plan::{Item, Plan, keep_opening, plan};
 pub use settings::Settings;
 

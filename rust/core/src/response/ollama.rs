@@ -5,8 +5,8 @@
 //! message has one string of each kind: `content` (the text blocks joined by a blank line) and
 //! `thinking` (the thinking, likewise; Ollama thinking has no signature and no redacted form,
 //! reported), then `tool_calls: [{"id"?, "function": {"name", "arguments": {...}}}]`, the
-//! arguments a JSON object as in a request, the id left out when msgwire made it up (older
-//! Ollama sends none). `created_at` is the message's timestamp. `done_reason` is `length`, or
+//! arguments a JSON object as in a request, the id written even when msgwire made it up
+//! (Ollama ignores it; read back, the call keeps it). `created_at` is the message's timestamp. `done_reason` is `length`, or
 //! `stop` (or the message's own `load` / `unload`) for every other reason. Usage is
 //! `prompt_eval_count` and `eval_count`; cache and reasoning counts have no field (reported).
 //! The durations Ollama reports are not kept.
@@ -24,7 +24,6 @@ use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::error::Error;
 use crate::request::ServerTools;
-use crate::request::ids::made_up;
 use crate::request::{Action, Arguments, CallIds, Loss, Part, Policy, Target, object_arguments};
 
 const TARGET: Target = Target {
@@ -105,7 +104,9 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             }
             Part::ToolCall { block, call } => {
                 let arguments = object_arguments(0, block, call, policy, report)?;
-                let id = Some(call.id.as_str()).filter(|id| !id.is_empty() && !made_up(id));
+                // a made-up id too: Ollama pairs results by name and order and ignores it, and
+                // read back it is the call's id again (one derived from the body would differ)
+                let id = Some(call.id.as_str()).filter(|id| !id.is_empty());
                 tool_calls.push(Call { id, function: Function { name: &call.name, arguments } });
             }
             Part::Raw(_) => lost(report, None, "unknown_block", "an Ollama message has no place for parts"),

@@ -160,7 +160,8 @@ fn body<'a>(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let refused = message.stop_reason == Some(StopReason::Refusal);
-    let made_up = |prefix: &str, n: usize| Cow::Owned(format!("{prefix}_{}_{n}", message.id));
+    let made_up =
+        |prefix: &str, n: usize| Cow::Owned(format!("{prefix}{}{}_{n}", crate::assemble::MADE_UP_ITEM, message.id));
     let mut output = Vec::new();
     // the text parts of the message item being written, and its item id
     let mut text: Vec<OutPart<'_>> = Vec::new();

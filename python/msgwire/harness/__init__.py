@@ -10,8 +10,22 @@ library is imported only in the one module that needs it.
 
 from __future__ import annotations
 
+from .agent import Agent, BuildContext, Prompt, ProviderVision
 from .audit import Entry, Parent, Verification
 from .conversation import DECISIONS, Conversation, EntrySink
+from .events import (
+    AgentEvent,
+    ApprovalRequested,
+    LoopEvent,
+    RunEnd,
+    StepEnd,
+    StepStart,
+    StreamFailed,
+    ToolDecided,
+    ToolFinished,
+    ToolStarted,
+)
+from .replay import ReplayReport, TurnReplay, areplay, replay
 from .tools import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -29,21 +43,39 @@ from .tools import (
 
 __all__ = [
     "DECISIONS",
+    "Agent",
+    "AgentEvent",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "ApprovalRequested",
     "Approvals",
     "Approve",
     "Approver",
+    "BuildContext",
     "Conversation",
     "Deny",
     "Entry",
     "EntrySink",
+    "LoopEvent",
     "Parent",
+    "Prompt",
+    "ProviderVision",
+    "ReplayReport",
+    "RunEnd",
+    "StepEnd",
+    "StepStart",
+    "StreamFailed",
     "ToolContext",
+    "ToolDecided",
     "ToolFailure",
+    "ToolFinished",
     "ToolOutput",
     "ToolRegistry",
     "ToolRunner",
+    "ToolStarted",
+    "TurnReplay",
     "Verification",
+    "areplay",
+    "replay",
     "tool",
 ]

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ...stream import Stream
-from ...types import AssistantMessage, Request
+from ...types import AssistantMessage, Dialect, Request
 from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, Problems, ProviderStream
 from ._http import Retry
 from .anthropic import Anthropic
@@ -72,7 +72,7 @@ class Provider(Protocol):
     """What an agent loop needs of a model: ``HTTPProvider`` and its subclasses are one; a
     test double or another transport can be too."""
 
-    dialect: str
+    dialect: Dialect
     model: str | None
 
     def capabilities(self, model: str | None = None) -> Capabilities: ...

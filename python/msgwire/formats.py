@@ -85,7 +85,7 @@ import msgspec
 from . import _core
 from ._corestream import decode_message
 from ._source import http_error, request_id
-from .codec import dumps, loads
+from .codec import dumps, loads, read_request_body
 from .types import (
     AssistantMessage,
     CacheControl,
@@ -172,7 +172,6 @@ class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
 _options_encoder = msgspec.json.Encoder()
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _report_decoder = msgspec.json.Decoder(LossReport)
-_request_decoder = msgspec.json.Decoder(Request)
 
 
 def _settings(request: Request) -> _Settings | None:
@@ -338,8 +337,8 @@ def read_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Reques
     ``name``). Fields msgwire has no place for are kept in ``Request.extra`` with the dialect,
     and written back by ``to_request`` to the same dialect: ``to_request(read_request(body, d),
     d) == body`` for the bodies msgwire writes."""
-    data = _body_bytes(body, "read_request")
-    return _request_decoder.decode(_core.from_request_json(data, dialect))
+    request: Request = loads(read_request_body(_body_bytes(body, "read_request"), dialect), type=Request)
+    return request
 
 
 def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Session:
@@ -350,7 +349,8 @@ def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Sessio
     Raises ``DecodeError`` (with ``offset`` into the JSON) for a body of the wrong shape. The rest
     of the request (tools, settings) is read by ``read_request``."""
     data = _body_bytes(body, "from_request")
-    return loads(_core.from_request_json(data, dialect))
+    session: Session = loads(read_request_body(data, dialect))
+    return session
 
 
 # --- non-streamed responses -------------------------------------------------------------------

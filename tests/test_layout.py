@@ -28,7 +28,7 @@ OPTIONAL = {
     "langdetect": {"harness/resources/ocr.py"},
     "lingua": {"harness/resources/ocr.py"},
     "PIL": {"harness/resources/images.py", "harness/resources/ocr.py"},
-    "mcp": {"harness/resources/mcp.py"},
+    "mcp": {"harness/resources/mcp.py", "examples/mcp_docs_server.py"},  # the demo's server, run as a script
     "pyarrow": {"harness/store/parquet.py"},
     "pydantic_ai": {"interop/pydantic_ai.py"},
 }

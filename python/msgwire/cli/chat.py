@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..harness.resources import MCPResources
     from ..harness.tools import Decision
 
-__all__ = ["MODES", "Chat", "add_parser", "run"]
+__all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
 
 MODES = {
     "act": (
@@ -141,7 +141,7 @@ class Chat:
                 if event.type == "step_start" and not started:
                     started = True
                     self._resolutions(entries)
-                self.show(event)
+                show_event(self.out, event)
         except MsgwireError as failure:
             self.out.print()
             self.out.print(Text(f"✗ {type(failure).__name__}: {failure}", ERROR))
@@ -155,40 +155,6 @@ class Chat:
                 what = block.get("path") or block.get("uri") or block.get("type")
                 error = f": {block['error']}" if block.get("error") else ""
                 self.out.print(Text(f"  📎 {what}: {block.get('status')}{error}", "dim"))
-
-    # --- events ------------------------------------------------------------------------------
-
-    def show(self, event: Any) -> None:
-        kind = event.type
-        out = self.out
-        if kind == "text_delta":
-            out.print(event.text, end="", markup=False, highlight=False)
-        elif kind == "tool_call_end":
-            out.print()
-            out.print(Text(f"⚙ {event.block.name} {event.block.arguments}", TOOL))
-        elif kind == "tool_decided":
-            record = event.record
-            if record.approved:
-                edited = " (arguments edited)" if record.asked_fingerprint else ""
-                out.print(Text(f"  ✓ {record.tool} approved by {record.by}{edited}", "green"))
-            else:
-                out.print(Text(f"  ✗ {record.tool} denied by {record.by}: {record.reason}", ERROR))
-        elif kind == "tool_finished":
-            result = event.result
-            note = "" if result.status == "success" else f" [{result.status}]"
-            out.print(Text(f"  → {result.tool_name}{note}: {clip(result.text, 100)}", "dim"))
-        elif kind == "stream_failed":
-            again = " (sending it again)" if event.retrying else ""
-            out.print(Text(f"\n✗ {event.kind}: {event.error}{again}", ERROR))
-        elif kind == "run_end":
-            usage = event.usage
-            out.print()
-            out.print(
-                Text(
-                    f"({event.steps} step(s), {event.reason}, {usage.input_tokens} in / {usage.output_tokens} out)",
-                    "dim",
-                )
-            )
 
     # --- approval ------------------------------------------------------------------------------
 
@@ -328,6 +294,36 @@ class Chat:
     def close(self) -> None:
         if self.mcp is not None:
             self.mcp.close()
+
+
+def show_event(out: Console, event: Any) -> None:
+    """One event of ``Agent.stream`` in the terminal: text as it streams, each call, each
+    decision, each result, a failure, the run's end."""
+    kind = event.type
+    if kind == "text_delta":
+        out.print(event.text, end="", markup=False, highlight=False)
+    elif kind == "tool_call_end":
+        out.print()
+        out.print(Text(f"⚙ {event.block.name} {event.block.arguments}", TOOL))
+    elif kind == "tool_decided":
+        record = event.record
+        if record.approved:
+            edited = " (arguments edited)" if record.asked_fingerprint else ""
+            out.print(Text(f"  ✓ {record.tool} approved by {record.by}{edited}", "green"))
+        else:
+            out.print(Text(f"  ✗ {record.tool} denied by {record.by}: {record.reason}", ERROR))
+    elif kind == "tool_finished":
+        result = event.result
+        note = "" if result.status == "success" else f" [{result.status}]"
+        out.print(Text(f"  → {result.tool_name}{note}: {clip(result.text, 100)}", "dim"))
+    elif kind == "stream_failed":
+        again = " (sending it again)" if event.retrying else ""
+        out.print(Text(f"\n✗ {event.kind}: {event.error}{again}", ERROR))
+    elif kind == "run_end":
+        usage = event.usage
+        out.print()
+        summary = f"({event.steps} step(s), {event.reason}, {usage.input_tokens} in / {usage.output_tokens} out)"
+        out.print(Text(summary, "dim"))
 
 
 def _reader(out: Console) -> Ask:

@@ -49,9 +49,9 @@ def _subject(message: Message) -> str:
         attached = [
             _attachment(b) for b in message.content if type(b) in (FileReferenceBlock, ImageBlock, MCPResourceBlock)
         ]
-        source = "" if message.source == "direct" else f"({message.source}) "
+        source = "" if message.source == "direct" else f"({message.source})"
         text = clip(message.text, 60) if message.text else ""
-        return f"user {source}{text}" + "".join(f" [{a}]" for a in attached)
+        return " ".join(p for p in ("user", source, text, *(f"[{a}]" for a in attached)) if p)
     if isinstance(message, AssistantMessage):
         calls = ", ".join(f"{c.name}{_approval(c.approval)}" for c in message.tool_calls)
         text = clip(message.text, 50) if message.text else ""
@@ -129,12 +129,12 @@ def timeline(entries: list[Entry], *, title: str | None = None) -> Table:
     for entry in entries:
         offset = (entry.timestamp - start).total_seconds() if start is not None else 0.0
         style = _STYLES.get(entry.decision, "")
-        table.add_row(
+        table.add_row(  # Text, not markup: a message may hold "[brackets]"
             str(entry.seq),
             f"{offset:.3f}",
             Text(entry.decision, style=style),
-            _subject(entry.message),
-            _details(entry),
+            Text(_subject(entry.message)),
+            Text(_details(entry)),
             _duration(entry),
         )
     return table

@@ -96,7 +96,7 @@ def _session(out: Console, examples: Path, workspace: Path) -> None:
                 else:
                     out.print(Text("  MCP resource skipped: pip install 'msgwire[mcp]' to attach one", "yellow"))
                 how = "OCR (Tesseract)" if ocr else "the model's vision (OCR skipped: pip install 'msgwire[ocr]')"
-                out.print(f"  🖼 screenshot.png attached, read by {how}")
+                out.print(Text(f"  🖼 screenshot.png attached, read by {how}"))
                 out.print(Text(f"you> {PROMPT}", "bold"))
                 prompt = UserMessage(
                     content=[TextBlock(text=PROMPT), ImageBlock(source=PathSource(path="screenshot.png"))]
@@ -147,8 +147,9 @@ def _replayed(
     reused = sum(t.reused for t in report.turns)
     changed = len(report.changed)
     kinds = sorted({f"{loss.kind} ({loss.action})" for loss in report.losses.entries})
-    out.print(
+    line = (
         f"  replayed on {report.dialect} ({report.model}): {len(report.turns)} turn(s), {changed} changed, "
         f"{reused} recorded result(s) reused, no tool ran again; lossy for its dialect: "
         f"{', '.join(kinds) or 'nothing'}"
     )
+    out.print(Text(line))

@@ -2,6 +2,11 @@
 approval and concurrent execution, providers and the agent loop, stores, and what goes into a
 context (file references, images, MCP resources).
 
+Re-exported here: ``Conversation`` and its ``Entry``; the tools (``tool``, ``ToolRegistry``,
+``ToolRunner``, approvals); ``Agent`` (``agent.py``), its events (``events.py``) and ``replay``
+(``replay.py``). The providers, resources and stores are imported from their sub-packages
+(``msgwire.harness.providers`` needs httpx; ``import msgwire.harness`` does not).
+
 Import rules (checked by ``tests/test_layout.py``): the wire layer never imports this package;
 this package uses the wire API and never ``msgwire._core``; its parts (``tools``, ``providers``,
 ``store``, ``resources``) do not import each other (``agent.py`` composes them); an optional

@@ -5,9 +5,13 @@ test MCP server over stdio). No mocks: the tools read real files of a workspace 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -159,3 +163,40 @@ def test_chat_needs_a_model(workspace: Path) -> None:
         done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, cwd=workspace, check=False)
     assert done.returncode == 2
     assert "no model" in done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a pseudo-terminal needs fork")
+def test_a_chat_on_a_terminal_prompts_and_streams(workspace: Path) -> None:
+    """On a pseudo-terminal the chat prompts with ``input`` (nothing is echoed for it) and the
+    answer streams in; the approval question waits for the key."""
+    with ScriptedServer([reply([tool_call("list_dir", {})]), reply("Three files.")]) as server:
+        command = [sys.executable, "-m", "msgwire", "chat", "--provider", "openai", "--base-url", server.url]
+        command += ["--model", "gpt-4o", "--api-key", "sk-test", "--workspace", str(workspace)]
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the chat, its terminal the pty
+            os.execv(sys.executable, command)
+        seen = bytearray()
+
+        def until(token: bytes, timeout: float = 30.0) -> bool:
+            deadline = time.monotonic() + timeout
+            while token not in seen and time.monotonic() < deadline:
+                if select.select([fd], [], [], 0.2)[0]:
+                    try:
+                        seen.extend(os.read(fd, 4096))
+                    except OSError:
+                        break
+            return token in seen
+
+        try:
+            assert until(b"you> ")
+            os.write(fd, b"What is here?\r")
+            assert until(b"[a]pprove / [d]eny / [e]dit? ")
+            os.write(fd, b"a\r")
+            assert until(b"Three files.")
+            assert until(b"you> ", 10)
+            os.write(fd, b"/quit\r")
+        finally:
+            _, status = os.waitpid(pid, 0)
+            os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert b"app.py" in seen  # list_dir ran, approved on the terminal

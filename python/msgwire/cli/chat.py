@@ -384,7 +384,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Agent(
             provider,
-            tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask"),
+            tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask", files=files),
             conversation=conversation,
             max_tokens=args.max_tokens,
             files=files,

@@ -1,6 +1,8 @@
 """The example tools of ``msgwire chat`` and the demo: read a file, list a folder, grep, all
-confined to a workspace root (a path leaving it, by ``..`` or a symlink, is refused on its real
-path). Each is a ``@tool`` with the approval policy given (``"ask"``: the chat asks per call)."""
+confined to a workspace root by the same ``FileResolver`` that reads ``@file`` mentions (a path
+leaving the root, by ``..`` or a symlink, is refused on its real path; keys, ``.env`` files and
+credential stores are refused by its deny list; each tool reads with its own name as its role).
+Each is a ``@tool`` with the approval policy given (``"ask"``: the chat asks per call)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import os
 import re
 from pathlib import Path
 
+from ..errors import ResourceError
+from ..harness.resources import FileResolver
 from ..harness.tools import ApprovalPolicy, ToolFailure, ToolRegistry, tool
 
 __all__ = ["MAX_BYTES", "workspace_tools"]
@@ -18,16 +22,20 @@ MAX_ENTRIES = 200
 SKIPPED = frozenset({".git", ".venv", "node_modules", "__pycache__", "target", ".mypy_cache", ".ruff_cache"})
 
 
-def workspace_tools(root: str | os.PathLike[str], *, policy: ApprovalPolicy = "ask") -> ToolRegistry:
-    """``read_file``, ``list_dir`` and ``grep`` over the folder ``root``."""
+def workspace_tools(
+    root: str | os.PathLike[str], *, policy: ApprovalPolicy = "ask", files: FileResolver | None = None
+) -> ToolRegistry:
+    """``read_file``, ``list_dir`` and ``grep`` over the folder ``root`` (``files``: the
+    resolver whose rules they follow; a ``FileResolver(root)`` by default)."""
     base = Path(root).resolve()
+    resolver = files if files is not None else FileResolver(base)
     registry = ToolRegistry()
 
-    def inside(path: str) -> Path:
-        target = (base / path).resolve()
-        if target != base and base not in target.parents:
-            raise ToolFailure(f"{path!r} is outside the workspace")
-        return target
+    def inside(path: str, role: str) -> Path:
+        try:
+            return resolver.check(str(base / path), role)
+        except ResourceError as refused:
+            raise ToolFailure(str(refused)) from None
 
     def shown(target: Path) -> str:
         return target.relative_to(base).as_posix() or "."
@@ -48,7 +56,7 @@ def workspace_tools(root: str | os.PathLike[str], *, policy: ApprovalPolicy = "a
     @tool(policy=policy)
     def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         """Read a text file of the workspace, or its lines start_line to end_line (1-indexed, inclusive)."""
-        lines = text_of(inside(path), path).splitlines()
+        lines = text_of(inside(path, "read_file"), path).splitlines()
         first = max(1, start_line or 1)
         last = min(len(lines), end_line or len(lines))
         if start_line is not None and start_line > len(lines):
@@ -58,7 +66,7 @@ def workspace_tools(root: str | os.PathLike[str], *, policy: ApprovalPolicy = "a
     @tool(policy=policy)
     def list_dir(path: str = ".") -> str:
         """List a folder of the workspace: one entry per line, folders ending with '/'."""
-        target = inside(path)
+        target = inside(path, "list_dir")
         if not target.is_dir():
             raise ToolFailure(f"no folder {path!r} in the workspace")
         entries = sorted(target.iterdir(), key=lambda p: (not p.is_dir(), p.name))
@@ -74,13 +82,12 @@ def workspace_tools(root: str | os.PathLike[str], *, policy: ApprovalPolicy = "a
             regex = re.compile(pattern)
         except re.error as exc:
             raise ToolFailure(f"invalid regular expression {pattern!r}: {exc}") from None
-        target = inside(path)
-        files = [target] if target.is_file() else _files(target)
+        target = inside(path, "grep")
         found: list[str] = []
-        for file in files:
+        for file in [target] if target.is_file() else _files(target):
             try:
-                text = text_of(file, shown(file))
-            except ToolFailure:
+                text = text_of(inside(shown(file), "grep"), shown(file))
+            except ToolFailure:  # binary, too large, denied (.env, keys): not searched
                 continue
             for number, line in enumerate(text.splitlines(), 1):
                 if regex.search(line):

@@ -70,8 +70,7 @@ def test_pydantic_ai_runs_with_the_converted_history() -> None:
         return ModelResponse(parts=[TextPart(content="Still 14 C.")])
 
     history = to_model_messages(SESSION)
-    # asyncio.run, not run_sync: run_sync leaves the event loop it makes open, and the garbage
-    # collector's ResourceWarning then fails whichever test runs next (filterwarnings=error)
+    # asyncio.run, not run_sync: run_sync leaves an event loop set on the main thread, unclosed
     result = asyncio.run(Agent(FunctionModel(model)).run("And now?", message_history=history))
     assert result.output == "Still 14 C."
     sent = seen[0]

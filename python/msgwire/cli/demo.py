@@ -12,8 +12,8 @@
    the context, two tool calls at once (one approved and run, one denied), the answer, the audit
    trail verified, a replay on another provider.
 
-The examples ship inside the package (``msgwire/examples``; a checkout's ``examples/`` links
-there), so ``msgwire demo`` works from an installed wheel too.
+The examples ship inside the package (``msgwire/examples``), so ``msgwire demo`` works from an
+installed wheel too.
 
 On a terminal the streams are replayed at a readable pace (the whole demo takes ~15 s);
 otherwise (a pipe, a test) they are decoded at full speed.
@@ -36,6 +36,7 @@ from ..codec import dumps, loads
 from ..errors import MsgwireError
 from ..stream import assemble
 from ..transcode import transcode
+from ..types import Dialect
 from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
@@ -44,7 +45,7 @@ from .demo_agent import show_agent
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
-STREAMS = (
+STREAMS: tuple[tuple[str, Dialect], ...] = (
     ("openai-parallel-tool-calls.sse", "openai"),
     ("anthropic-thinking.sse", "anthropic"),
     ("openai-responses-function-call.sse", "openai-responses"),
@@ -65,11 +66,12 @@ SPEED = (
 
 
 def examples_dir() -> Path:
-    """The bundled examples: package data (``msgwire/examples``), in a checkout or installed."""
-    bundled = Path(__file__).resolve().parents[1] / "examples"
-    if (bundled / "session.json").is_file():
-        return bundled
-    raise MsgwireError(f"the bundled examples are missing from this installation ({bundled})")
+    """The examples the package ships (msgwire/examples/: package data, so the demo runs from an
+    installed wheel as from a checkout)."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    if not (examples / "session.json").is_file():
+        raise MsgwireError(f"the bundled examples are missing ({examples}): reinstall msgwire")
+    return examples
 
 
 def _section(out: Console, number: int, title: str) -> None:

@@ -83,7 +83,7 @@ class ProviderStream(Stream):
     def __init__(
         self,
         source: Any,
-        dialect: str,
+        dialect: Dialect,
         *,
         request_id: str | None = None,
         report: LossReport | None = None,
@@ -134,7 +134,7 @@ class AsyncProviderStream(AsyncStream):
     def __init__(
         self,
         source: Any,
-        dialect: str,
+        dialect: Dialect,
         *,
         request_id: str | None = None,
         report: LossReport | None = None,

@@ -20,7 +20,7 @@ all of them. ``step`` numbers the agent's model calls, from 0, over its whole li
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import TYPE_CHECKING, ClassVar, Literal, Union
 
 import msgspec
 
@@ -49,15 +49,23 @@ or a failed stream with ``on_error="stop"`` (``error``)."""
 
 
 class _Loop(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, tag_field="type"):
-    @property
-    def type(self) -> str:
-        """The ``"type"`` tag (as on the model's events)."""
-        return self.__struct_config__.tag  # type: ignore[return-value]
+    """Base of the loop's events: ``type`` is the ``"type"`` tag, which type checkers see as each
+    class's own ``Literal`` (as for the model's events), so ``if event.type == "tool_decided":``
+    narrows an ``AgentEvent`` to ``ToolDecided``."""
+
+    if not TYPE_CHECKING:
+
+        @property
+        def type(self) -> str:
+            return self.__struct_config__.tag
 
 
 class StepStart(_Loop, tag="step_start", frozen=True, kw_only=True):
     """A model call is about to be made: ``messages`` is how many messages it sends,
     ``synthetic`` whether the context builder added a synthetic user message."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["step_start"]]
 
     step: int
     messages: int
@@ -68,6 +76,9 @@ class StreamFailed(_Loop, tag="stream_failed", frozen=True, kw_only=True):
     """The model's stream failed (or never started): ``partial`` is what arrived (kept in the
     conversation with an ``error`` entry), ``retrying`` whether the loop sends the request
     again (``attempt`` counts from 1)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["stream_failed"]]
 
     step: int
     error: str
@@ -80,6 +91,9 @@ class StreamFailed(_Loop, tag="stream_failed", frozen=True, kw_only=True):
 class ApprovalRequested(_Loop, tag="approval_requested", frozen=True, kw_only=True):
     """The approver is about to be asked about these calls (their policy is ``"ask"``)."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["approval_requested"]]
+
     step: int
     requests: list[ApprovalRequest]
 
@@ -88,6 +102,9 @@ class ToolDecided(_Loop, tag="tool_decided", frozen=True, kw_only=True):
     """One call was approved or denied (``record.approved``, ``by``, ``reason``, ``policy``,
     and the fingerprint of the arguments that will run)."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_decided"]]
+
     step: int
     record: DecisionRecord
 
@@ -95,12 +112,18 @@ class ToolDecided(_Loop, tag="tool_decided", frozen=True, kw_only=True):
 class ToolStarted(_Loop, tag="tool_started", frozen=True, kw_only=True):
     """An approved call started running (with the arguments approved)."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_started"]]
+
     step: int
     call: ToolCallBlock
 
 
 class ToolFinished(_Loop, tag="tool_finished", frozen=True, kw_only=True):
     """A call's result, recorded (every call gets one: denied, failed and interrupted too)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_finished"]]
 
     step: int
     result: ToolResultMessage
@@ -110,6 +133,9 @@ class StepEnd(_Loop, tag="step_end", frozen=True, kw_only=True):
     """A step is over: the model's ``message`` (the partial one when ``error`` is set) and the
     results of its calls. ``idle``: the context was the builder's idle one (the run stops after
     this step). ``Agent.step()`` returns this."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["step_end"]]
 
     step: int
     message: AssistantMessage
@@ -127,6 +153,9 @@ class StepEnd(_Loop, tag="step_end", frozen=True, kw_only=True):
 class RunEnd(_Loop, tag="run_end", frozen=True, kw_only=True):
     """The run is over: its last model message, how many steps it took, why it stopped and the
     tokens its model calls used."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["run_end"]]
 
     message: AssistantMessage
     steps: int

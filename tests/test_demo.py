@@ -3,6 +3,7 @@ what it shows (not on a terminal here, so the recordings are decoded without the
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -30,9 +31,15 @@ def test_demo_runs_and_shows_every_message_type(tmp_path: Path) -> None:
     assert "get_weather" in out  # the legacy rows were migrated
 
 
-def test_demo_replays_every_dialect_converts_and_compares_speed() -> None:
+def test_demo_replays_every_dialect_converts_and_compares_speed(tmp_path: Path) -> None:
+    # run outside the checkout: the examples ship inside the package
     done = subprocess.run(
-        [sys.executable, "-m", "msgwire", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "msgwire", "demo"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -60,6 +67,29 @@ def test_demo_replays_every_dialect_converts_and_compares_speed() -> None:
     assert "error:" not in out.split("7. Speed")[1]  # every peer's result matched msgwire's
     assert "read back as OpenAI chunks: the same text, reasoning and usage: True" in out
     assert "data: [DONE]" in out
+    # 8. the agent session against the scripted model: two calls at once, one run, one denied
+    agent = out.split("8. An agent session")[1]
+    assert "⚙ read_file" in agent
+    assert "⚙ delete_file" in agent
+    assert "✓ read_file approved by policy" in agent
+    assert "✗ delete_file denied by user: keep the notes" in agent
+    assert "port = 8080" in agent  # the tool really read the file
+    assert "I did not delete notes.md" in agent
+    assert "notes.md still there: True" in agent
+    assert "📎 @notes.md:3-4: resolved" in agent
+    assert "🖼 read by" in agent
+    assert ("📎 MCP resource docs://readme attached" in agent) is (importlib.util.find_spec("mcp") is not None)
+    for decision in ("user_input", "tool_call_requested", "tool_call_approved", "tool_call_denied", "planning"):
+        assert decision in agent
+    assert "✓ hash chain verified: " in agent
+    assert "2 turn(s), 0 changed, 2 recorded result(s) reused, no tool ran again" in agent
+
+
+def test_the_examples_are_package_data() -> None:
+    import msgwire
+    from msgwire.cli.demo import examples_dir
+
+    assert examples_dir() == Path(msgwire.__file__).resolve().parent / "examples"
 
 
 def test_unknown_command_fails_with_usage() -> None:

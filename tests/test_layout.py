@@ -28,7 +28,7 @@ OPTIONAL = {
     "langdetect": {"harness/resources/ocr.py"},
     "lingua": {"harness/resources/ocr.py"},
     "PIL": {"harness/resources/images.py", "harness/resources/ocr.py"},
-    "mcp": {"harness/resources/mcp.py"},
+    "mcp": {"harness/resources/mcp.py", "examples/mcp_docs_server.py"},  # the demo's server, run as a script
     "pyarrow": {"harness/store/parquet.py"},
     "pydantic_ai": {"interop/pydantic_ai.py"},
 }
@@ -107,3 +107,14 @@ def test_import_msgwire_loads_no_optional_library() -> None:
     code = f"import sys, msgwire; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]", out
+
+
+def test_the_harness_and_the_command_load_no_optional_library() -> None:
+    """``import msgwire.harness`` (conversations, tools, the agent) needs no HTTP client, OCR or
+    MCP library: the providers and resources load theirs when imported; the command loads the
+    harness only in the commands that use it (chat, audit, the demo's agent section)."""
+    heavy = ["httpx", "mcp", "tesserocr", "PIL", "psycopg"]
+    for module, more in (("msgwire.harness", []), ("msgwire.cli", ["msgwire.harness"])):
+        code = f"import sys, {module}; print([m for m in {[*heavy, *more]!r} if m in sys.modules])"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        assert out == "[]", (module, out)

@@ -291,6 +291,22 @@ def test_request_other_rules_and_its_messages() -> None:
     assert paths(Request(model="")) == ["$.model"]
     assert paths(Request(model="m", top_p=1.5)) == ["$.top_p"]
     assert paths(Request(model="m", messages=[msgwire.user("")])) == ["$.messages[0].content[0].text"]
+    assert paths(Request(model="m", messages=[msgwire.user("")]), messages=False) == []  # settings only
+    assert paths(Request(model="m", stop=["END", ""])) == ["$.stop"]
+    assert paths(Request(model="m", reasoning=msgwire.Reasoning(budget_tokens=0))) == ["$.reasoning.budget_tokens"]
+
+
+def test_request_tools_and_tool_choice() -> None:
+    grep = msgwire.Tool(name="grep")
+    assert paths(Request(model="m", tools=[grep, grep, msgwire.Tool(name="")])) == [
+        "$.tools[1].name",
+        "$.tools[2].name",
+    ]
+    assert paths(Request(model="m", tools=[grep], tool_choice=msgwire.NamedTool(name="grep"))) == []
+    assert paths(Request(model="m", tools=[grep], tool_choice=msgwire.NamedTool(name="sed"))) == ["$.tool_choice"]
+    assert paths(Request(model="m", tool_choice="required")) == ["$.tool_choice"]
+    assert paths(Request(model="m", tool_choice="none")) == []
+    assert paths(Request(model="m", tools=[grep], tool_choice="grep")) == ["$.tool_choice"]  # type: ignore[arg-type]
 
 
 # --- what validate accepts, and every error at once ----------------------------------------------

@@ -25,12 +25,12 @@ from . import _core
 from .errors import DecodeError, ProviderError, StreamError, UsageError
 from .types import Dialect
 
-__all__ = ["SourceError", "achunks", "chunks", "fed", "http_error"]
+__all__ = ["SourceError", "achunks", "chunks", "fed", "http_error", "request_id"]
 
 READ_SIZE = 64 * 1024
 SOURCES = "bytes, an iterable of bytes, a binary file or an HTTP response"
 # Response headers that carry the provider's request id (OpenAI, Anthropic, Gemini, proxies).
-REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id", "cf-ray")
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id", "apim-request-id", "cf-ray")
 # How much of a body that is no provider error (an HTML page) the error message shows.
 SHOWN = 300
 
@@ -99,10 +99,21 @@ def _chunk(chunk: object, purpose: str) -> bytes:
 # --- HTTP error responses --------------------------------------------------------------------
 
 
-def http_error(status: int, headers: Any, body: bytes, dialect: Dialect) -> ProviderError:
+def request_id(headers: Any) -> str | None:
+    """The provider's id of a request, from its response headers (``x-request-id``,
+    ``request-id``, ...): for its support."""
+    for name in REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return str(value)
+    return None
+
+
+def http_error(status: int, headers: Any, body: bytes, dialect: Dialect, *, reason: str | None = None) -> ProviderError:
     """The ``ProviderError`` of an HTTP response with an error status: the provider's error type
-    and message from its error body when it has one, else the status and the body's start."""
-    request_id = next((headers.get(h) for h in REQUEST_ID_HEADERS if headers.get(h)), None)
+    and message from its error body (read by the dialect's response reader) when it has one,
+    else ``http_<status>`` and the body's start; ``reason`` is the status's reason phrase."""
+    rid = request_id(headers)
     try:
         _core.from_response_json(body, dialect, id="", timestamp="1970-01-01T00:00:00Z")
     except ProviderError as read:
@@ -112,17 +123,24 @@ def http_error(status: int, headers: Any, body: bytes, dialect: Dialect) -> Prov
     if message is None:
         text = body.decode("utf-8", "replace").strip()
         error_type, message = f"http_{status}", text[:SHOWN] + ("..." if len(text) > SHOWN else "")
-    error = ProviderError(
-        f"{dialect} stream: HTTP {status}: {error_type}: {message}",
+    head = f"{dialect}: HTTP {status} {reason or ''}".rstrip()
+    where = f" [request id {rid}]" if rid else ""
+    return ProviderError(
+        f"{head} ({error_type}): {message}{where}",
         dialect=dialect,
         offset=0,
         error_type=error_type,
         provider_message=message,
         status=status,
-        request_id=request_id,
+        request_id=rid,
         kind="provider",
     )
-    return error
+
+
+def _reason(response: Any) -> str | None:
+    """The reason phrase of an httpx, requests or aiohttp response."""
+    reason = getattr(response, "reason_phrase", None) or getattr(response, "reason", None)
+    return reason if isinstance(reason, str) else None
 
 
 def _status(response: object) -> int | None:
@@ -200,7 +218,7 @@ def _failed_response(response: Any, status: int, dialect: Dialect, purpose: str)
             body = response.read()
     except Exception as cause:
         raise SourceError(cause) from cause
-    raise http_error(status, response.headers, body or b"", dialect)
+    raise http_error(status, response.headers, body or b"", dialect, reason=_reason(response))
     yield b""  # pragma: no cover - makes this a generator: the error comes at the first read
 
 
@@ -238,7 +256,7 @@ async def _apulled(
             body = await source.aread() if hasattr(source, "aread") else await source.read()
         except Exception as cause:
             raise SourceError(cause) from cause
-        raise http_error(status, source.headers, body or b"", dialect or "openai")
+        raise http_error(status, source.headers, body or b"", dialect or "openai", reason=_reason(source))
     try:
         pieces = open_chunks()
     except Exception as cause:

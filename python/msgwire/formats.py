@@ -68,6 +68,11 @@ signatures, arguments text and block order included). Fields msgwire has no plac
 msgwire has no block for (an Anthropic ``document``, an OpenAI ``input_audio``) is kept whole as
 an unknown block ``{"type": "provider_part", "dialect", "part"}`` and written back to the same
 dialect unchanged (dropped for another one, by default).
+
+HTTP error responses: ``http_error(status, headers, body, dialect)`` is the ``ProviderError`` of
+one (the provider's error type and message read from its error body by the dialect's response
+reader, the request id from ``request_id(headers)``); the streams raise it for an error status,
+and so do the harness's providers.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ import msgspec
 
 from . import _core
 from ._corestream import decode_message
+from ._source import http_error, request_id
 from .codec import dumps, loads, read_request_body
 from .types import (
     AssistantMessage,
@@ -113,7 +119,9 @@ __all__ = [
     "convert_response",
     "from_request",
     "from_response",
+    "http_error",
     "read_request",
+    "request_id",
     "to_request",
     "to_request_json",
     "to_response",

@@ -725,6 +725,13 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     provider_tools: list[ProviderTool] = msgspec.field(default_factory=list)
     extra: Extra | None = None
 
+    def validate(self, *, messages: bool = True) -> None:
+        """``msgwire.validate(request)``: raise ``ValidationError`` listing every problem the
+        universal rules find (``messages=False``: all but the walk over the history)."""
+        from .validate import validate
+
+        validate(self, messages=messages)
+
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How ``msgwire.formats.to_request`` replays blocks the target dialect cannot carry as they are.

@@ -20,6 +20,7 @@ from .types import (
     FileReferenceBlock,
     ImageBlock,
     MCPResourceBlock,
+    NamedTool,
     Request,
     ServerToolCallBlock,
     ServerToolResultBlock,
@@ -52,14 +53,20 @@ _ALLOWED_BLOCKS: dict[type, tuple[type, ...]] = {
 }
 
 
-def validate(obj: Any, *, allow_empty_text: bool = False) -> None:
+def validate(obj: Any, *, allow_empty_text: bool = False, messages: bool = True) -> None:
     """Check a Session, Request, message, list of messages or block; raise
-    ``ValidationError`` listing every problem (path and message) when one is found."""
+    ``ValidationError`` listing every problem (path and message) when one is found.
+
+    A ``Request``'s rules hold for every dialect: a model named, temperature in [0, 2], top_p
+    in [0, 1], max_tokens > 0, stop sequences non-empty, a positive reasoning budget, tools
+    with distinct non-empty names, a tool choice that needs tools only when there are some
+    and names one of them, and a well-formed history. ``messages=False`` skips the walk over
+    the history (about 5 us a message) for a caller that checks it once, as it grows."""
     checker = _Checker(allow_empty_text)
     if isinstance(obj, Session):
         checker.messages(obj.messages, "$.messages")
     elif isinstance(obj, Request):
-        checker.request(obj)
+        checker.request(obj, messages=messages)
     elif isinstance(obj, list):
         checker.messages(obj, "$")
     elif type(obj) in _ALLOWED_BLOCKS or isinstance(obj, (SystemControlMessage, UnknownMessage)):
@@ -80,7 +87,7 @@ class _Checker:
     def fail(self, path: str, message: str) -> None:
         self.errors.append((path, message))
 
-    def request(self, request: Request) -> None:
+    def request(self, request: Request, *, messages: bool = True) -> None:
         if not request.model:
             self.fail("$.model", "model must not be empty")
         if request.temperature is not None and not 0 <= request.temperature <= 2:
@@ -89,7 +96,39 @@ class _Checker:
             self.fail("$.top_p", f"top_p must be within [0, 1], got {request.top_p}")
         if request.max_tokens is not None and request.max_tokens <= 0:
             self.fail("$.max_tokens", f"max_tokens must be positive, got {request.max_tokens}")
-        self.messages(request.messages, "$.messages")
+        if request.stop is not None and not all(isinstance(s, str) and s for s in request.stop):
+            self.fail("$.stop", "stop sequences must be non-empty strings")
+        reasoning = request.reasoning
+        if reasoning is not None and reasoning.budget_tokens is not None:
+            budget = reasoning.budget_tokens
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+                self.fail(
+                    "$.reasoning.budget_tokens", f"a reasoning budget is a positive number of tokens, got {budget!r}"
+                )
+        self.tools(request)
+        if messages:
+            self.messages(request.messages, "$.messages")
+
+    def tools(self, request: Request) -> None:
+        """Tool names non-empty and distinct; a tool choice other than ``auto`` / ``none`` needs
+        tools, and one that names a tool names a declared one."""
+        seen: set[str] = set()
+        for i, tool in enumerate(request.tools):
+            if not tool.name:
+                self.fail(f"$.tools[{i}].name", "tool name must not be empty")
+            elif tool.name in seen:
+                self.fail(f"$.tools[{i}].name", f"tool {tool.name!r} is declared twice")
+            seen.add(tool.name)
+        choice = request.tool_choice
+        if choice is None or choice in ("auto", "none"):
+            return
+        if isinstance(choice, NamedTool):
+            if choice.name not in seen:
+                self.fail("$.tool_choice", f"tool_choice names {choice.name!r}, which is not a declared tool")
+        elif choice != "required":
+            self.fail("$.tool_choice", f"tool_choice is 'auto', 'none', 'required' or a NamedTool, got {choice!r}")
+        elif not request.tools:
+            self.fail("$.tool_choice", "tool_choice 'required' needs tools")
 
     def messages(self, messages: list[Any], path: str) -> None:
         calls: set[str] = set()

@@ -557,3 +557,36 @@ def test_odd_values_and_exceptions_still_give_one_result_each() -> None:
     assert unknown.content[0].type == "hologram"
     assert (empty.status, empty.content) == ("success", [])  # no empty text block for a provider to refuse
     assert len([e for e in conversation.entries if e.message.type == "tool_result"]) == 4
+
+
+def test_on_start_sees_each_approved_call_as_it_starts_and_never_a_denied_one() -> None:
+    """``on_start`` is the agent's "tool started": called before the tool body runs, for the
+    calls that run (alone or concurrently), never for a denied or unknown one."""
+    seen: list[str] = []
+    bodies: list[str] = []
+    registry = ToolRegistry()
+
+    @registry.tool
+    def read(key: str) -> str:
+        bodies.append(key)
+        assert key in seen  # started before its body ran
+        return key
+
+    @registry.tool(policy="deny")
+    def delete(key: str) -> str:
+        raise AssertionError("a denied tool never runs")
+
+    @registry.tool(concurrency_safe=False)
+    def write(key: str) -> str:
+        bodies.append(key)
+        assert key in seen
+        return key
+
+    message = _calls(
+        ("read", {"key": "a"}), ("delete", {"key": "b"}), ("nope", {}), ("read", {"key": "c"}), ("write", {"key": "d"})
+    )
+    with ToolRunner(registry) as runner:
+        results = _run(runner, message, on_start=lambda call: seen.append(call.parsed_arguments()["key"]))
+    assert sorted(seen) == sorted(bodies) == ["a", "c", "d"]
+    assert seen[-1] == "d"  # the one that runs alone starts after the others
+    assert [r.status for r in results] == ["success", "denied", "error", "success", "success"]

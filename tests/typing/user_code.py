@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgwire
 from msgwire import formats
+from msgwire.harness import Agent
 
 
 def read(body: bytes) -> str:
@@ -52,3 +53,16 @@ def requests(session: msgwire.Session) -> int:
 
 def dialects() -> list[msgwire.Dialect]:
     return list(formats.DIALECTS)
+
+
+def agent_events(agent: Agent) -> str:
+    """The agent's events narrow by their tag, the model's and the loop's alike."""
+    shown = []
+    for event in agent.stream("hi"):
+        if event.type == "text_delta":
+            shown.append(event.text)
+        elif event.type == "tool_decided":
+            shown.append(f"{event.record.tool}: {event.record.approved}")
+        elif event.type == "run_end":
+            shown.append(event.reason)
+    return "".join(shown)

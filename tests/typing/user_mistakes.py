@@ -4,6 +4,7 @@ line marked `# error:`)."""
 from __future__ import annotations
 
 import msgwire
+from msgwire.harness import AgentEvent
 
 
 def mistakes(body: bytes, event: msgwire.Event) -> None:
@@ -12,3 +13,8 @@ def mistakes(body: bytes, event: msgwire.Event) -> None:
     if event.type == "usage":
         print(event.text)  # error: attr-defined
     msgwire.transcode(body, "openai", "antropic")  # error: arg-type
+
+
+def agent_mistakes(event: AgentEvent) -> None:
+    if event.type == "tool_started":
+        print(event.result)  # error: attr-defined

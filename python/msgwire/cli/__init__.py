@@ -5,6 +5,8 @@
   every dialect, with the loss report;
 - ``msgwire transcode FILE|- --to D``: a recorded stream rewritten in another dialect's format;
 - ``msgwire bench``: msgwire beside the installed peers, on the same bytes;
+- ``msgwire chat``: a live agent session (streamed answers, tool calls approved one by one);
+- ``msgwire audit FILE``: an exported audit trail as a timeline, its hash chain verified;
 - ``msgwire demo``: all of it on the bundled examples (``make demo``).
 
 Exit codes: 0 success, 1 the input failed (a malformed or cut stream, a body of the wrong
@@ -19,7 +21,7 @@ import os
 import sys
 
 from ..errors import MsgwireError
-from . import bench, convert, demo, parse, transcode
+from . import audit, bench, chat, convert, demo, parse, transcode
 from .inputs import UsageError
 
 __all__ = ["main"]
@@ -32,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 the input failed (with its byte offset or JSON path), 2 a usage error.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (parse, convert, transcode, bench, demo):
+    for module in (parse, convert, transcode, chat, audit, bench, demo):
         module.add_parser(commands)
     return parser
 

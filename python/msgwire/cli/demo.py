@@ -7,7 +7,13 @@
    (one of them fails mid-stream: the error, its byte offset, and the partial message kept);
 5. a session converted from one provider's request format to another's, with the loss report;
 6. a gateway: the recorded Anthropic stream re-emitted as OpenAI chunks (``msgwire.transcode``);
-7. a short speed comparison with the installed peers (``msgwire bench`` has the full one).
+7. a short speed comparison with the installed peers (``msgwire bench`` has the full one);
+8. an agent session against the local scripted model server (``demo_agent.py``): what goes into
+   the context, two tool calls at once (one approved and run, one denied), the answer, the audit
+   trail verified, a replay on another provider.
+
+The examples ship inside the package (``msgwire/examples``), so ``msgwire demo`` works from an
+installed wheel too.
 
 On a terminal the streams are replayed at a readable pace (the whole demo takes ~15 s);
 otherwise (a pipe, a test) they are decoded at full speed.
@@ -35,6 +41,7 @@ from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
 from .convert import convert
+from .demo_agent import show_agent
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
@@ -158,6 +165,11 @@ def show_speed(out: Console) -> None:
     out.print(results_table(run_cases(cases, mode, console(stderr=True)), mode))
 
 
+def show_harness(out: Console, examples: Path) -> None:
+    _section(out, 8, "An agent session against the local scripted model (msgwire.harness: no network)")
+    show_agent(out, examples)
+
+
 def demo(out: Console) -> int:
     examples = examples_dir()
     session = show_session(out, examples)
@@ -167,6 +179,7 @@ def demo(out: Console) -> int:
     show_conversion(out, examples)
     show_transcoding(out, examples)
     show_speed(out)
+    show_harness(out, examples)
     return 0
 
 

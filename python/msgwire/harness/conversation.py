@@ -36,7 +36,7 @@ import datetime as dt
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, Literal, Protocol, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, overload
 
 import msgspec
 
@@ -54,6 +54,9 @@ from msgwire.types import new_id, now
 
 from . import audit as _audit
 from .audit import GENESIS, AuditHeader, Entry, Parent, Verification
+
+if TYPE_CHECKING:
+    from .replay import ReplayReport
 
 __all__ = ["DECISIONS", "Conversation", "Entry", "EntrySink", "Parent", "Verification", "default_decision"]
 
@@ -361,6 +364,18 @@ class Conversation:
                 hash=kept[-1].hash if kept else None,
             )
         return Conversation._from_parts(copy.deepcopy(header), [_detach(e) for e in kept])
+
+    # --- replay -----------------------------------------------------------------------------
+
+    def replay(self, provider: Any, **options: Any) -> tuple[Conversation, ReplayReport]:
+        """Re-run this conversation's recorded model turns against ``provider`` (another model,
+        another dialect): the new conversation and a ``ReplayReport`` of what changed and what
+        the target could not take. A thin call of ``msgwire.harness.replay.replay`` (which
+        lives with the agent: it runs a provider); ``options`` are its own (``model``,
+        ``tools``, ``execute_tools``, ...)."""
+        from .replay import replay
+
+        return replay(self, provider, **options)
 
     # --- audit ------------------------------------------------------------------------------
 

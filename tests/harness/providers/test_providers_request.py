@@ -1,6 +1,7 @@
-"""``Request.validate`` (the universal rules), each provider's own rules and capabilities, the
-bodies and headers each dialect sends (checked against the SDK param types), and the
-constructor's defaults (keys from the environment, presets, a client of the user's)."""
+"""``msgwire.validate`` of a ``msgwire.Request`` (the universal rules), each provider's own rules
+and capabilities, the bodies and headers each dialect sends (written whole by
+``formats.convert_request``, checked against the SDK param types), and the constructor's
+defaults (keys from the environment, presets, a client of the user's)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,19 @@ import pytest
 from providers_support import DIALECTS, check_body
 
 import msgwire
-from msgwire import Base64Source, ImageBlock, PathSource, Policy, Tool, UrlSource, ValidationError, tool_result, user
+from msgwire import (
+    Base64Source,
+    ImageBlock,
+    NamedTool,
+    PathSource,
+    Policy,
+    Reasoning,
+    Tool,
+    UrlSource,
+    ValidationError,
+    tool_result,
+    user,
+)
 from msgwire.harness.providers import (
     PROVIDERS,
     Anthropic,
@@ -30,6 +43,7 @@ from msgwire.harness.providers import (
     lookup,
 )
 from msgwire.harness.scripted import ScriptedServer, reply
+from msgwire.types import Extra
 
 Connect = Callable[..., HTTPProvider]
 HI = [user("hi")]
@@ -40,16 +54,25 @@ def _paths(error: ValidationError) -> list[str]:
     return [path for path, _ in error.errors]
 
 
-def _problems(request: Request, model: HTTPProvider | None = None) -> dict[str, str]:
-    found = model.problems(request) if model is not None else request.problems()
-    return dict(found)
+def _problems(request: Request, model: HTTPProvider | None = None, **options: Any) -> dict[str, str]:
+    if model is not None:
+        return dict(model.problems(request, **options))
+    try:
+        request.validate()
+    except ValidationError as error:
+        return dict(error.errors)
+    return {}
 
 
 # --- the universal rules -------------------------------------------------------------------------
 
 
 def test_a_valid_request_passes() -> None:
-    Request(messages=HI, model="m", tools=TOOLS, tool_choice="grep", max_tokens=10, temperature=2, top_p=1).validate()
+    request = Request(
+        messages=HI, model="m", tools=TOOLS, tool_choice=NamedTool(name="grep"), max_tokens=10, temperature=2, top_p=1
+    )
+    request.validate()
+    msgwire.validate(request)
 
 
 def test_every_problem_is_reported_at_once_with_its_path() -> None:
@@ -59,30 +82,37 @@ def test_every_problem_is_reported_at_once_with_its_path() -> None:
         top_p=1.5,
         max_tokens=0,
         stop=[""],
-        thinking=0,
+        reasoning=Reasoning(budget_tokens=0),
         tools=[Tool(name="grep"), Tool(name="grep"), Tool(name="")],
-        tool_choice="read_file",
+        tool_choice=NamedTool(name="read_file"),
     )
-    with pytest.raises(ValidationError) as failure:
-        request.validate()
-    assert set(_paths(failure.value)) == {
+    expected = {
         "$.model",
         "$.temperature",
         "$.top_p",
         "$.max_tokens",
         "$.messages[1].tool_call_id",
         "$.stop",
-        "$.thinking",
+        "$.reasoning.budget_tokens",
         "$.tools[1].name",
         "$.tools[2].name",
         "$.tool_choice",
     }
+    with pytest.raises(ValidationError) as failure:
+        msgwire.validate(request)
+    assert set(_paths(failure.value)) == expected
+    with pytest.raises(ValidationError) as failure:
+        request.validate(messages=False)  # the settings alone: no walk over the history
+    assert set(_paths(failure.value)) == expected - {"$.messages[1].tool_call_id"}
+    with pytest.raises(ValidationError) as failure:
+        _make(Gemini).validate(request)  # the provider has no default model either
     assert "no model" in dict(failure.value.errors)["$.model"]
+    assert set(_paths(failure.value)) == expected
 
 
 def test_a_default_model_satisfies_the_model_rule() -> None:
     assert "$.model" in _problems(Request(messages=HI))
-    assert Request(messages=HI).problems(default_model="gpt-4o") == []
+    assert _problems(Request(messages=HI), _make(OpenAI, model="gpt-4o")) == {}
 
 
 @pytest.mark.parametrize(
@@ -92,27 +122,21 @@ def test_a_default_model_satisfies_the_model_rule() -> None:
         ("none", [], True),
         ("required", [], False),
         ("required", TOOLS, True),
-        ("grep", TOOLS, True),
-        ("nope", TOOLS, False),
+        (NamedTool(name="grep"), TOOLS, True),
+        (NamedTool(name="nope"), TOOLS, False),
+        (NamedTool(name="grep"), [], False),
+        ("grep", TOOLS, False),  # a tool by name is a NamedTool, not a mode
     ],
 )
-def test_tool_choice(choice: str, tools: list[Tool], ok: bool) -> None:
+def test_tool_choice(choice: Any, tools: list[Tool], ok: bool) -> None:
     problems = _problems(Request(messages=HI, model="m", tools=tools, tool_choice=choice))
     assert ("$.tool_choice" not in problems) is ok
 
 
-@pytest.mark.parametrize("thinking", [True, -1, "extreme"])
-def test_thinking_is_an_effort_or_a_positive_budget(thinking: Any) -> None:
-    assert "$.thinking" in _problems(Request(messages=HI, model="m", thinking=thinking))
-
-
-def test_from_context_sends_what_context_build_chose() -> None:
-    session = msgwire.Session(
-        system_prompt="Be brief.", messages=[user("one"), msgwire.assistant("two"), user("three")]
-    )
-    context = msgwire.context.build(session, window=1)
-    request = Request.from_context(context, model="m", max_tokens=5)
-    assert (request.system_prompt, request.messages, request.max_tokens) == ("Be brief.", context.messages, 5)
+@pytest.mark.parametrize("budget", [True, -1, 0])
+def test_a_reasoning_budget_is_a_positive_number_of_tokens(budget: Any) -> None:
+    problems = _problems(Request(messages=HI, model="m", reasoning=Reasoning(budget_tokens=budget)))
+    assert "$.reasoning.budget_tokens" in problems
 
 
 # --- provider rules -------------------------------------------------------------------------------
@@ -128,14 +152,23 @@ def test_anthropic_rules() -> None:
     assert "$.temperature" in _problems(Request(messages=HI, max_tokens=9, temperature=1.5), model)
     thinking = _problems(
         Request(
-            messages=HI, max_tokens=2000, thinking=500, temperature=0.5, top_p=0.5, tools=TOOLS, tool_choice="grep"
+            messages=HI,
+            max_tokens=2000,
+            reasoning=Reasoning(budget_tokens=500),
+            temperature=0.5,
+            top_p=0.5,
+            tools=TOOLS,
+            tool_choice=NamedTool(name="grep"),
         ),
         model,
     )
-    assert set(thinking) == {"$.thinking", "$.temperature", "$.top_p", "$.tool_choice"}
-    assert "$.thinking" in _problems(Request(messages=HI, max_tokens=2000, thinking=4000), model)
-    assert _problems(Request(messages=HI, max_tokens=8000, thinking=4000), model) == {}
-    assert _problems(Request(messages=HI, max_tokens=8000, thinking="high"), model) == {}
+    assert set(thinking) == {"$.reasoning.budget_tokens", "$.temperature", "$.top_p", "$.tool_choice"}
+    budget = Reasoning(budget_tokens=4000)
+    assert "$.reasoning.budget_tokens" in _problems(Request(messages=HI, max_tokens=2000, reasoning=budget), model)
+    assert _problems(Request(messages=HI, max_tokens=8000, reasoning=budget), model) == {}
+    assert _problems(Request(messages=HI, max_tokens=8000, reasoning=Reasoning(effort="high")), model) == {}
+    off = Request(messages=HI, max_tokens=9, reasoning=Reasoning(enabled=False), temperature=0.5, tool_choice="none")
+    assert _problems(off, model) == {}  # thinking turned off: the thinking rules do not apply
 
 
 def test_models_that_refuse_sampling_settings() -> None:
@@ -171,8 +204,9 @@ def test_an_image_for_a_model_without_vision() -> None:
     assert "$.messages[0].content[1]" in _problems(request, _make(OpenAI, model="gpt-3.5-turbo"))
     assert _problems(request, _make(OpenAI, model="gpt-4o")) == {}
     assert _problems(request, _make(OpenAI, model="my-local-model")) == {}  # unknown: let through
-    as_text = msgspec.structs.replace(request, policy=Policy(images="to_text"))
-    assert _problems(as_text, _make(OpenAI, model="gpt-3.5-turbo")) == {}
+    as_text = Policy(images="to_text")
+    assert _problems(request, _make(OpenAI, model="gpt-3.5-turbo"), policy=as_text) == {}
+    assert _problems(request, _make(OpenAI, model="gpt-3.5-turbo", policy=as_text)) == {}
     by_path = Request(messages=[user(ImageBlock(source=PathSource(path="cat.png")))])  # sent as its text
     assert _problems(by_path, _make(OpenAI, model="gpt-3.5-turbo")) == {}
     tool_image = Request(
@@ -187,8 +221,12 @@ def test_an_image_for_a_model_without_vision() -> None:
 
 def test_tools_and_thinking_for_models_without_them() -> None:
     assert "$.tools" in _problems(Request(messages=HI, tools=TOOLS), _make(OpenAI, model="o1-mini"))
-    assert "$.thinking" in _problems(Request(messages=HI, thinking="low"), _make(OpenAI, model="gpt-4o"))
-    assert "$.thinking" in _problems(Request(messages=HI, thinking=1024), _make(OpenAI, model="o3"))  # an effort only
+    low = Reasoning(effort="low")
+    assert "$.reasoning" in _problems(Request(messages=HI, reasoning=low), _make(OpenAI, model="gpt-4o"))
+    off = Reasoning(enabled=False)
+    assert _problems(Request(messages=HI, reasoning=off), _make(OpenAI, model="gpt-4o")) == {}
+    budget = Reasoning(budget_tokens=1024)
+    assert "$.reasoning" in _problems(Request(messages=HI, reasoning=budget), _make(OpenAI, model="o3"))  # an effort
 
 
 def test_dialect_rules_on_settings() -> None:
@@ -198,7 +236,9 @@ def test_dialect_rules_on_settings() -> None:
     assert "$.tool_choice" in _problems(
         Request(messages=HI, tools=TOOLS, tool_choice="required"), _make(Ollama, model="m")
     )
-    assert "$.thinking" in _problems(Request(messages=HI, thinking=2048), _make(Ollama, model="m"))
+    assert "$.reasoning" in _problems(
+        Request(messages=HI, reasoning=Reasoning(budget_tokens=2048)), _make(Ollama, model="m")
+    )
 
 
 def test_calls_check_the_settings_and_leave_the_history_to_validate() -> None:
@@ -251,7 +291,7 @@ FULL = Request(
     system_prompt="Be brief.",
     model="test-model",
     tools=TOOLS,
-    tool_choice="grep",
+    tool_choice=NamedTool(name="grep"),
     max_tokens=100,
     temperature=0.5,
     top_p=0.95,
@@ -298,7 +338,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_the_body_is_to_request_plus_the_settings(dialect: str) -> None:
+def test_the_body_is_the_wire_request(dialect: str) -> None:
     # What a dialect has no place for is left out: stop sequences (Responses), a tool choice (Ollama).
     unsupported = {"openai-responses": {"stop": None}, "ollama": {"tool_choice": None}}
     request = msgspec.structs.replace(FULL, **unsupported.get(dialect, {}))
@@ -306,21 +346,51 @@ def test_the_body_is_to_request_plus_the_settings(dialect: str) -> None:
     body = call.json()
     fields = msgwire.formats.to_request(HI, dialect, system_prompt="Be brief.", tools=TOOLS)
     assert body == {**fields, **SETTINGS[dialect]}
+    assert call.report.entries == []
     check_body(dialect, True, body)
     if dialect != "openai-responses":
-        check_body(dialect, False, _make(PROVIDERS[dialect]).prepare(request, stream=False).json())
+        unstreamed = _make(PROVIDERS[dialect]).prepare(request, stream=False).json()
+        assert unstreamed.get("stream", False) is False
+        check_body(dialect, False, unstreamed)
+
+
+def test_ollama_is_told_not_to_stream() -> None:
+    """Ollama streams unless the body says ``"stream": false``."""
+    body = _make(Ollama, model="m").prepare(Request(messages=HI), stream=False).json()
+    assert body["stream"] is False
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_report_says_what_the_dialect_cannot_carry(dialect: str) -> None:
+    thinking = msgwire.assistant([msgwire.ThinkingBlock(thinking="hm", signature="s")], provider="elsewhere")
+    request = Request(messages=[user("a"), thinking, user("b")], model="m", max_tokens=5, metadata={"team": "x"})
+    call = _make(PROVIDERS[dialect]).prepare(request)
+    assert call.report == msgwire.formats.convert_request(_make(PROVIDERS[dialect]).outgoing(request), dialect).report
+    assert call.report.by_kind("thinking")  # another provider's thinking is dropped by default
+    metadata = bool(call.report.by_kind("metadata"))
+    assert metadata is (dialect not in ("openai", "openai-responses"))
 
 
 @pytest.mark.parametrize(
-    ("dialect", "thinking", "expected"),
+    ("dialect", "reasoning", "expected"),
     [
-        ("openai", "high", {"reasoning_effort": "high"}),
-        ("openai-responses", "low", {"reasoning": {"effort": "low", "summary": "auto"}}),
-        ("anthropic", 2048, {"thinking": {"type": "enabled", "budget_tokens": 2048}}),
-        ("anthropic", "medium", {"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}}),
+        ("openai", Reasoning(effort="high"), {"reasoning_effort": "high"}),
+        ("openai-responses", Reasoning(effort="low"), {"reasoning": {"effort": "low"}}),
+        (
+            "openai-responses",
+            Reasoning(effort="low", summary="auto"),
+            {"reasoning": {"effort": "low", "summary": "auto"}},
+        ),
+        ("anthropic", Reasoning(budget_tokens=2048), {"thinking": {"type": "enabled", "budget_tokens": 2048}}),
+        (
+            "anthropic",
+            Reasoning(effort="medium"),
+            {"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}},
+        ),
+        ("anthropic", Reasoning(enabled=False), {"thinking": {"type": "disabled"}}),
         (
             "gemini",
-            1024,
+            Reasoning(budget_tokens=1024, summary="auto"),
             {
                 "generationConfig": {
                     "maxOutputTokens": 4096,
@@ -330,21 +400,17 @@ def test_the_body_is_to_request_plus_the_settings(dialect: str) -> None:
         ),
         (
             "gemini",
-            "high",
-            {
-                "generationConfig": {
-                    "maxOutputTokens": 4096,
-                    "thinkingConfig": {"thinkingLevel": "high", "includeThoughts": True},
-                }
-            },
+            Reasoning(effort="high"),
+            {"generationConfig": {"maxOutputTokens": 4096, "thinkingConfig": {"thinkingLevel": "high"}}},
         ),
-        ("ollama", "high", {"think": "high"}),
+        ("ollama", Reasoning(effort="high"), {"think": "high"}),
+        ("ollama", Reasoning(enabled=False), {"think": False}),
     ],
 )
-def test_thinking_settings(dialect: str, thinking: Any, expected: dict[str, Any]) -> None:
+def test_reasoning_settings(dialect: str, reasoning: Reasoning, expected: dict[str, Any]) -> None:
     body = (
         _make(PROVIDERS[dialect], model="test-model")
-        .prepare(Request(messages=HI, max_tokens=4096, thinking=thinking))
+        .prepare(Request(messages=HI, max_tokens=4096, reasoning=reasoning))
         .json()
     )
     assert {k: body[k] for k in expected} == expected
@@ -367,12 +433,27 @@ def test_tool_choice_modes(choice: str, openai: Any, anthropic: Any, gemini: Any
     assert _make(Gemini).prepare(request).json()["toolConfig"] == {"functionCallingConfig": gemini}
 
 
-def test_extra_is_merged_last_and_may_replace_a_field() -> None:
-    request = Request(messages=HI, model="m", extra={"seed": 7, "stream_options": {"include_usage": False}})
+def test_extra_fields_of_the_dialect_win_over_the_calls_own() -> None:
+    extra = Extra(dialect="openai", fields={"seed": 7, "stream_options": {"include_usage": False}})
+    request = Request(messages=HI, model="m", extra=extra)
     body = _make(OpenAI).prepare(request).json()
     assert (body["seed"], body["stream_options"]) == (7, {"include_usage": False})
-    replaced = _make(OpenAI).prepare(msgspec.structs.replace(request, extra={"messages": []})).json()
-    assert replaced["messages"] == []
+    replaced = msgspec.structs.replace(request, extra=Extra(dialect="openai", fields={"messages": []}))
+    with pytest.raises(ValidationError) as failure:
+        _make(OpenAI).prepare(replaced)
+    assert _paths(failure.value) == ["$.extra.fields.messages"]
+
+
+def test_another_dialects_extra_is_reported_not_sent() -> None:
+    request = Request(messages=HI, model="m", extra=Extra(dialect="anthropic", fields={"top_k": 5}))
+    call = _make(OpenAI).prepare(request)  # the call's own stream_options are still sent
+    assert "top_k" not in call.json()
+    assert call.json()["stream_options"] == {"include_usage": True}
+    (lost,) = call.report.by_kind("setting")
+    assert (lost.message, lost.action) == (None, "drop")
+    assert "top_k" in lost.reason
+    unstreamed = _make(OpenAI, include_usage=False).prepare(request, stream=False)  # no fields of the call
+    assert [e.reason for e in unstreamed.report.by_kind("setting")] == [lost.reason]
 
 
 def test_openai_options() -> None:

@@ -2,7 +2,8 @@
 
 ::
 
-    from msgwire.harness.providers import OpenAI, Request
+    from msgwire import Request
+    from msgwire.harness.providers import OpenAI
 
     provider = OpenAI(model="gpt-4o")                   # OPENAI_API_KEY from the environment
     with provider.stream(Request(messages=[msgwire.user("hi")])) as stream:
@@ -15,8 +16,10 @@ Every class takes the same constructor options (``HTTPProvider``) and has the sa
 once), ``astream(request)`` (``async with``, or ``await``, gives an ``AsyncStream``),
 ``complete(request) -> AssistantMessage`` and ``acomplete`` (non-streamed), ``validate(request)``
 (the universal rules, the dialect's, and what the model is known to take: ``capabilities``),
-``prepare(request)`` (the HTTP call, not sent). Request bodies come from
-``msgwire.formats.to_request``; replies are read by ``msgwire.stream`` / ``msgwire.from_response``.
+``prepare(request)`` (the HTTP call, not sent, with what the dialect could not carry).
+``Request`` is ``msgwire.Request`` (re-exported here): the body is written from it whole by
+``msgwire.formats.convert_request``; replies are read by ``msgwire.stream`` /
+``msgwire.from_response``.
 Errors: ``msgwire.ProviderError`` (``status``, ``error_type``, ``provider_message``,
 ``request_id``, ``retryable``) for an HTTP error or one the provider reports in the stream,
 ``msgwire.TransportError`` for the network, ``msgwire.ValidationError`` for a request refused
@@ -30,8 +33,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from ...stream import Stream
-from ...types import AssistantMessage
-from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, ProviderStream
+from ...types import AssistantMessage, Dialect, Request
+from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, Problems, ProviderStream
 from ._http import Retry
 from .anthropic import Anthropic
 from .capabilities import UNKNOWN, Capabilities, lookup
@@ -39,24 +42,22 @@ from .gemini import Gemini
 from .ollama import Ollama
 from .openai import OpenAI
 from .openai_responses import OpenAIResponses
-from .request import TOOL_CHOICE_MODES, Effort, Request
 
 __all__ = [
     "PRESETS",
     "PROVIDERS",
-    "TOOL_CHOICE_MODES",
     "UNKNOWN",
     "Anthropic",
     "AsyncProviderStream",
     "AsyncStreamManager",
     "Capabilities",
-    "Effort",
     "Gemini",
     "HTTPCall",
     "HTTPProvider",
     "Ollama",
     "OpenAI",
     "OpenAIResponses",
+    "Problems",
     "Provider",
     "ProviderStream",
     "Request",
@@ -71,7 +72,9 @@ class Provider(Protocol):
     """What an agent loop needs of a model: ``HTTPProvider`` and its subclasses are one; a
     test double or another transport can be too."""
 
-    dialect: str
+    @property
+    def dialect(self) -> Dialect: ...
+
     model: str | None
 
     def capabilities(self, model: str | None = None) -> Capabilities: ...

@@ -1,6 +1,12 @@
 """What every provider shares: validation, the request body, and the calls (``stream``,
 ``astream``, ``complete``, ``acomplete``). A dialect's class says only what differs: its URL,
-its auth headers, where its settings go in the body, and its own rules."""
+its auth headers, the body fields of a call that no setting carries, and its own rules.
+
+The body is the wire layer's: ``msgwire.formats.convert_request`` writes the whole
+``msgwire.Request`` (conversation, tools and every setting, in the dialect's own fields, in
+Rust) and reports what the dialect cannot carry. A provider adds only what belongs to the call:
+the model when the request names none, the stream flag, and a few fields of its server
+(``extra`` of its dialect: OpenAI's ``stream_options``)."""
 
 from __future__ import annotations
 
@@ -12,32 +18,36 @@ from typing import Any, ClassVar
 import msgspec
 
 from ...errors import ProviderError, StreamError, TransportError, ValidationError
-from ...formats import from_response, to_request_json
+from ...formats import convert_request, from_response
 from ...stream import AsyncStream, Stream
-from ...types import AssistantMessage, Dialect, Event, ImageBlock, PathSource, ToolResultMessage, UserMessage
+from ...types import (
+    AssistantMessage,
+    Dialect,
+    Event,
+    Extra,
+    ImageBlock,
+    LossReport,
+    NamedTool,
+    PathSource,
+    Policy,
+    Request,
+    ToolResultMessage,
+    UserMessage,
+)
+from ...validate import validate as wire_validate
 from ._http import AsyncBody, AsyncClient, Body, Client, Retry, Timeout, Transport, request_id
 from .capabilities import Capabilities, lookup
-from .request import Problems, Request
 
-__all__ = ["AsyncProviderStream", "AsyncStreamManager", "HTTPCall", "HTTPProvider", "ProviderStream"]
+__all__ = ["AsyncProviderStream", "AsyncStreamManager", "HTTPCall", "HTTPProvider", "Problems", "ProviderStream"]
 
-# The top-level fields `formats.to_request` writes (any dialect): settings never use these names,
-# so the two JSON objects are joined as bytes unless `extra` overrides one of them.
-_FORMAT_FIELDS = frozenset({"messages", "system", "tools", "contents", "systemInstruction", "input", "instructions"})
-_encode = msgspec.json.encode
+Problems = list[tuple[str, str]]
+"""``(JSON path, message)`` pairs, as ``msgwire.ValidationError.errors`` lists them."""
 
-
-def _join(fields: bytes, settings: dict[str, Any]) -> bytes:
-    """The body: ``fields`` (``to_request_json``'s object) with ``settings`` added (and, for
-    ``extra``, replacing a field of the same name)."""
-    if not settings:
-        return fields
-    if settings.keys() & _FORMAT_FIELDS:
-        merged: dict[str, Any] = msgspec.json.decode(fields)
-        merged.update(settings)
-        return _encode(merged)
-    encoded = _encode(settings)
-    return encoded if fields == b"{}" else fields[:-1] + b"," + encoded[1:]
+# The top-level fields the conversation is written in (any dialect): `extra` cannot replace them.
+_CONVERSATION_FIELDS = frozenset(
+    {"messages", "system", "tools", "contents", "systemInstruction", "input", "instructions"}
+)
+_NO_MODEL = "no model: name one in the request or give the provider a default model"
 
 
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
@@ -46,11 +56,13 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "ap
 class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
     """What a provider sends for one request: ``POST url`` with ``headers`` (the provider's,
     its API key included; the repr masks keys) and the JSON ``body``
-    (``provider.prepare(request)``, to see it without sending it)."""
+    (``provider.prepare(request)``, to see it without sending it); ``report`` lists what the
+    dialect could not carry as it was (``msgwire.formats.convert_request``'s ``LossReport``)."""
 
     url: str
     headers: dict[str, str]
     body: bytes
+    report: LossReport = msgspec.field(default_factory=LossReport)
 
     def json(self) -> Any:
         return msgspec.json.decode(self.body)
@@ -62,14 +74,24 @@ class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
 
 class ProviderStream(Stream):
     """A ``msgwire.Stream`` over a provider's HTTP response. ``request_id`` is the provider's
-    id of the request (also set on a ``ProviderError`` the stream raises); closing the stream
+    id of the request (also set on a ``ProviderError`` the stream raises), ``report`` what the
+    request could not carry (``HTTPCall.report``); closing the stream
     (``close()``, leaving ``with``) closes the HTTP response at once. A stream closed (or
     interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
     ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
 
-    def __init__(self, source: Any, dialect: Dialect, *, request_id: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        source: Any,
+        dialect: Dialect,
+        *,
+        request_id: str | None = None,
+        report: LossReport | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
+        self.report = report if report is not None else LossReport()
         self._state = _State()
 
     def __iter__(self) -> Iterator[Event]:
@@ -109,9 +131,18 @@ class AsyncProviderStream(AsyncStream):
     """``ProviderStream`` for ``async for``; cancelling the task that reads it closes the HTTP
     response too (and its message is ``aborted``)."""
 
-    def __init__(self, source: Any, dialect: Dialect, *, request_id: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        source: Any,
+        dialect: Dialect,
+        *,
+        request_id: str | None = None,
+        report: LossReport | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
+        self.report = report if report is not None else LossReport()
         self._state = _State()
 
     def __aiter__(self) -> AsyncProviderStream:
@@ -195,8 +226,10 @@ class HTTPProvider:
     ``timeout`` (seconds or an ``httpx.Timeout``; 600 s, connect 10 s by default),
     ``max_retries`` (2) or ``retry`` (a ``Retry``), ``client`` / ``async_client`` (your
     ``httpx.Client`` / ``httpx.AsyncClient``, left open by ``close()``), ``capabilities``
-    (model name or prefix -> ``Capabilities``, over the built-in table) and
-    ``stream_options`` (``msgwire.Stream`` options for every stream: ``partial_args``, limits).
+    (model name or prefix -> ``Capabilities``, over the built-in table), ``policy`` (how
+    blocks the dialect cannot carry are replayed: ``msgwire.Policy``; a call's ``policy=``
+    wins) and ``stream_options`` (``msgwire.Stream`` options for every stream:
+    ``partial_args``, limits).
     """
 
     dialect: ClassVar[Dialect]
@@ -220,6 +253,7 @@ class HTTPProvider:
         client: Client | None = None,
         async_client: AsyncClient | None = None,
         capabilities: Mapping[str, Capabilities] | None = None,
+        policy: Policy | None = None,
         stream_options: Mapping[str, Any] | None = None,
     ) -> None:
         env_url = os.environ.get(self.env_base_url) if self.env_base_url else None
@@ -230,6 +264,7 @@ class HTTPProvider:
             raise ValueError(f"{type(self).__name__}: no API key: pass api_key= or set {names}")
         self.model = model
         self.capability_overrides = dict(capabilities or {})
+        self.policy = policy
         self.stream_options = dict(stream_options or {})
         auth = self._auth_headers(self.api_key) if self.api_key else {}
         self.transport = Transport(
@@ -252,12 +287,14 @@ class HTTPProvider:
     def _url(self, model: str, stream: bool) -> str:
         raise NotImplementedError
 
-    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
-        """The body fields besides the conversation: model, stream flag, sampling settings."""
-        raise NotImplementedError
+    def _call_fields(self, request: Request, stream: bool) -> dict[str, Any]:
+        """Body fields of this call that no setting of ``msgwire.Request`` carries (the server's
+        own: OpenAI's ``stream_options``), sent as ``extra`` of the dialect; the request's own
+        ``extra`` wins over them."""
+        return {}
 
     def _format_options(self) -> dict[str, Any]:
-        """Extra options of ``formats.to_request`` (``system_role``, ``tool_call_ids``)."""
+        """Extra options of ``formats.convert_request`` (``system_role``, ``tool_call_ids``)."""
         return {}
 
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
@@ -270,26 +307,34 @@ class HTTPProvider:
         """What ``model`` (the default model when ``None``) takes, where known."""
         return lookup(self.dialect, model or self.model, self.capability_overrides)
 
-    def problems(self, request: Request, *, messages: bool = True) -> Problems:
+    def problems(self, request: Request, *, messages: bool = True, policy: Policy | None = None) -> Problems:
         """Every problem ``validate`` would raise, as ``(path, message)`` pairs."""
-        found = request.problems(default_model=self.model, messages=messages)
         model = request.model or self.model or ""
+        found: Problems = []
+        try:
+            wire_validate(request if request.model else _with_model(request, model), messages=messages)
+        except ValidationError as error:
+            found += error.errors
+        if not model:
+            found = [("$.model", _NO_MODEL), *(p for p in found if p[0] != "$.model")]
         caps = self.capabilities(model)
         found += self._tool_name_problems(request)
-        found += _capability_problems(request, model, caps)
+        found += _capability_problems(request, model, caps, policy or self.policy)
+        found += _extra_problems(request, self.dialect)
         found += self._rules(request, model, caps)
         return found
 
-    def validate(self, request: Request, *, messages: bool = True) -> None:
+    def validate(self, request: Request, *, messages: bool = True, policy: Policy | None = None) -> None:
         """Raise ``msgwire.ValidationError`` listing every problem of ``request`` for this
-        provider: the universal rules (``Request.validate``), what the model is known not to
-        take (``capabilities``), and the dialect's own rules.
+        provider: the universal rules (``msgwire.validate``, with this provider's default
+        model), what the model is known not to take (``capabilities``), and the dialect's own
+        rules.
 
         Every call (``stream``, ``complete``, ``prepare``) runs it with ``messages=False``: all
         of it but ``msgwire.validate``'s walk over the history (the settings, the tools, what
         the model takes, the images it would be sent), which costs about 5 us a message. A
         history is checked once, as it grows (``validate(request)`` does it all)."""
-        found = self.problems(request, messages=messages)
+        found = self.problems(request, messages=messages, policy=policy)
         if found:
             raise ValidationError(found)
 
@@ -305,52 +350,75 @@ class HTTPProvider:
 
     # --- the calls -----------------------------------------------------------------------------
 
-    def prepare(self, request: Request, *, stream: bool = True) -> HTTPCall:
+    def outgoing(self, request: Request, *, stream: bool = True) -> Request:
+        """The request as this provider sends it: the default model filled in, the stream flag
+        set, and the call's own fields (``_call_fields``) added to ``extra``."""
+        model = request.model or self.model
+        fields = self._call_fields(request, stream)
+        extra = request.extra
+        if fields and (extra is None or extra.dialect == self.dialect):
+            extra = Extra(dialect=self.dialect, fields={**fields, **(extra.fields if extra else {})})
+        elif fields:  # another dialect's extra goes nowhere here (see prepare for its report)
+            extra = Extra(dialect=self.dialect, fields=fields)
+        return msgspec.structs.replace(request, model=model, stream=stream, extra=extra)
+
+    def prepare(self, request: Request, *, stream: bool = True, policy: Policy | None = None) -> HTTPCall:
         """Validate ``request`` (``validate(request, messages=False)``) and return the HTTP call
-        that would send it (nothing is sent)."""
-        self.validate(request, messages=False)
-        model = request.model or self.model or ""
-        fields = to_request_json(
-            request.messages,
-            self.dialect,
-            system_prompt=request.system_prompt,
-            tools=request.tools or None,
-            policy=request.policy,
-            **self._format_options(),
+        that would send it (nothing is sent), with the report of what the dialect could not carry."""
+        policy = policy or self.policy
+        self.validate(request, messages=False, policy=policy)
+        sent = self.outgoing(request, stream=stream)
+        converted = convert_request(sent, self.dialect, policy=policy, **self._format_options())
+        report = converted.report
+        foreign = request.extra
+        if foreign is not None and foreign.dialect != self.dialect and sent.extra is not foreign:
+            # the extra fields of another dialect were replaced by the call's: report them as the
+            # wire layer does (a request of nothing else costs microseconds)
+            lost = convert_request(Request(extra=foreign), self.dialect).report
+            report = LossReport(entries=[*lost.entries, *report.entries])
+        return HTTPCall(
+            url=self._url(sent.model or "", stream),
+            headers=dict(self.transport.headers),
+            body=converted.body,
+            report=report,
         )
-        settings = self._settings(request, model, stream)
-        settings.update(request.extra)
-        body = _join(fields, settings)
-        return HTTPCall(url=self._url(model, stream), headers=dict(self.transport.headers), body=body)
 
     def _options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {**self.stream_options, **options}
 
-    def stream(self, request: Request, **options: Any) -> ProviderStream:
+    def stream(self, request: Request, *, policy: Policy | None = None, **options: Any) -> ProviderStream:
         """Send ``request`` and return its reply's events as they arrive, once the response
         headers came (retrying before that as ``retry`` says). Use it in ``with``: leaving it
         closes the HTTP response at once. ``options``: ``msgwire.Stream`` options."""
-        call = self.prepare(request, stream=True)
+        call = self.prepare(request, stream=True, policy=policy)
         response = self.transport.send(call.url, call.body, call.headers)
         try:
             return ProviderStream(
-                Body(response), self.dialect, request_id=request_id(response.headers), **self._options(options)
+                Body(response),
+                self.dialect,
+                request_id=request_id(response.headers),
+                report=call.report,
+                **self._options(options),
             )
         except BaseException:
             response.close()
             raise
 
-    def astream(self, request: Request, **options: Any) -> AsyncStreamManager:
+    def astream(self, request: Request, *, policy: Policy | None = None, **options: Any) -> AsyncStreamManager:
         """``stream`` for asyncio: ``async with provider.astream(request) as stream`` (or
         ``await`` it). Cancelling the task reading it closes the HTTP response."""
-        call = self.prepare(request, stream=True)
+        call = self.prepare(request, stream=True, policy=policy)
         merged = self._options(options)
 
         async def open_stream() -> AsyncProviderStream:
             response = await self.transport.asend(call.url, call.body, call.headers)
             try:
                 return AsyncProviderStream(
-                    AsyncBody(response), self.dialect, request_id=request_id(response.headers), **merged
+                    AsyncBody(response),
+                    self.dialect,
+                    request_id=request_id(response.headers),
+                    report=call.report,
+                    **merged,
                 )
             except BaseException:
                 await response.aclose()
@@ -358,9 +426,9 @@ class HTTPProvider:
 
         return AsyncStreamManager(open_stream)
 
-    def complete(self, request: Request) -> AssistantMessage:
+    def complete(self, request: Request, *, policy: Policy | None = None) -> AssistantMessage:
         """Send ``request`` without streaming and return the reply (``msgwire.from_response``)."""
-        call = self.prepare(request, stream=False)
+        call = self.prepare(request, stream=False, policy=policy)
         response = self.transport.send(call.url, call.body, call.headers)
         rid = request_id(response.headers)
         try:
@@ -369,9 +437,9 @@ class HTTPProvider:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)
 
-    async def acomplete(self, request: Request) -> AssistantMessage:
+    async def acomplete(self, request: Request, *, policy: Policy | None = None) -> AssistantMessage:
         """``complete`` for asyncio."""
-        call = self.prepare(request, stream=False)
+        call = self.prepare(request, stream=False, policy=policy)
         response = await self.transport.asend(call.url, call.body, call.headers)
         rid = request_id(response.headers)
         try:
@@ -424,17 +492,30 @@ def _first_env(names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _capability_problems(request: Request, model: str, caps: Capabilities) -> Problems:
+def _with_model(request: Request, model: str) -> Request:
+    return msgspec.structs.replace(request, model=model)
+
+
+def thinks(request: Request) -> bool:
+    """Whether ``request`` asks the model to reason (a ``reasoning`` setting that is not off)."""
+    return request.reasoning is not None and request.reasoning.enabled is not False
+
+
+def forces_a_tool(request: Request) -> bool:
+    """Whether ``request``'s tool choice makes the model call a tool (``required`` or one by name)."""
+    return request.tool_choice == "required" or isinstance(request.tool_choice, NamedTool)
+
+
+def _capability_problems(request: Request, model: str, caps: Capabilities, policy: Policy | None) -> Problems:
     found: Problems = []
     if caps.tools is False and request.tools:
         found.append(("$.tools", f"{model} takes no tools"))
-    if caps.thinking is False and request.thinking is not None:
-        found.append(("$.thinking", f"{model} does not think: leave thinking unset"))
+    if caps.thinking is False and thinks(request):
+        found.append(("$.reasoning", f"{model} does not reason: leave reasoning unset"))
     if caps.sampling is False:
         for name in ("temperature", "top_p"):
             if getattr(request, name) is not None:
                 found.append((f"$.{name}", f"{model} takes no {name} (its provider refuses it): leave it unset"))
-    policy = request.policy
     if caps.vision is False and (policy is None or policy.images == "keep"):
         for i, message in enumerate(request.messages):
             if not isinstance(message, (UserMessage, ToolResultMessage)):
@@ -449,3 +530,15 @@ def _capability_problems(request: Request, model: str, caps: Capabilities) -> Pr
                         )
                     )
     return found
+
+
+def _extra_problems(request: Request, dialect: str) -> Problems:
+    """``extra`` fields of this dialect that would collide with the conversation's."""
+    extra = request.extra
+    if extra is None or extra.dialect != dialect:
+        return []
+    return [
+        (f"$.extra.fields.{name}", f"{name!r} is written from the request's conversation; extra cannot replace it")
+        for name in extra.fields
+        if name in _CONVERSATION_FIELDS
+    ]

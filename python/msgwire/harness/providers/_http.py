@@ -24,11 +24,11 @@ from typing import TypeAlias
 import httpx
 import msgspec
 
-from ...errors import DecodeError, ProviderError, TransportError
-from ...formats import from_response
+from ...errors import ProviderError, TransportError
+from ...formats import http_error, request_id
 from ...types import Dialect
 
-__all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport"]
+__all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport", "request_id"]
 
 Client: TypeAlias = httpx.Client
 AsyncClient: TypeAlias = httpx.AsyncClient
@@ -40,7 +40,6 @@ DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
 """A reply may take minutes between two bytes (a long thought); a connection should not."""
 MAX_ERROR_BODY = 64 * 1024
 """Bytes of an error response read for its message (an HTML error page can be large)."""
-REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id", "apim-request-id")
 
 # Failures of a request before any response arrived: sending it again is safe. (An invalid URL
 # or a local protocol error would fail the same way again.)
@@ -91,41 +90,10 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def request_id(headers: Mapping[str, str]) -> str | None:
-    """The provider's id of the request, for its support (``x-request-id``, ``request-id``, ...)."""
-    for name in REQUEST_ID_HEADERS:
-        value = headers.get(name)
-        if value:
-            return value
-    return None
-
-
-def http_error(response: httpx.Response, body: bytes, dialect: Dialect) -> ProviderError:
-    """The ``ProviderError`` of an HTTP error response: the provider's error type and message
-    read by ``msgwire.from_response`` (the dialect's error body), else the start of the body."""
-    error_type: str | None = None
-    text: str | None = None
-    try:
-        from_response(body, dialect)
-    except ProviderError as reported:
-        error_type, text = reported.error_type, reported.provider_message
-    except DecodeError:
-        pass
-    if text is None:
-        text = body.decode("utf-8", "replace").strip()[:500] or None
-    rid = request_id(response.headers)
-    words = [f"{dialect}: HTTP {response.status_code} {response.reason_phrase}".rstrip()]
-    if error_type:
-        words.append(f"({error_type})")
-    message = " ".join(words) + (f": {text}" if text else "") + (f" [request id {rid}]" if rid else "")
-    return ProviderError(
-        message,
-        dialect=dialect,
-        status=response.status_code,
-        request_id=rid,
-        error_type=error_type,
-        provider_message=text,
-    )
+def _error(response: httpx.Response, body: bytes, dialect: Dialect) -> ProviderError:
+    """The ``ProviderError`` of an HTTP error response (``msgwire.formats.http_error``: the
+    provider's own words from its error body, else the body's start)."""
+    return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase)
 
 
 def _read_error_body(response: httpx.Response) -> bytes:
@@ -246,7 +214,7 @@ class Transport:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
             if response.is_success:
                 return response
-            error = http_error(response, _read_error_body(response), self.dialect)
+            error = _error(response, _read_error_body(response), self.dialect)
             wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
             if wait is None:
                 raise error
@@ -271,7 +239,7 @@ class Transport:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
             if response.is_success:
                 return response
-            error = http_error(response, await _aread_error_body(response), self.dialect)
+            error = _error(response, await _aread_error_body(response), self.dialect)
             wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
             if wait is None:
                 raise error

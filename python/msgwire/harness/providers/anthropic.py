@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ...types import Dialect
-from ._base import HTTPProvider
+from ...types import Dialect, Request
+from ._base import HTTPProvider, Problems, forces_a_tool, thinks
 from .capabilities import Capabilities
-from .request import Problems, Request
 
 __all__ = ["Anthropic"]
 
@@ -19,9 +18,9 @@ MIN_THINKING_BUDGET = 1024
 class Anthropic(HTTPProvider):
     """The Messages API (``x-api-key`` and ``anthropic-version`` headers).
 
-    ``thinking``: an effort is sent as adaptive thinking (``{"type": "adaptive"}`` with
+    ``reasoning``: an effort is sent as adaptive thinking (``{"type": "adaptive"}`` with
     ``output_config.effort``), a budget as manual thinking (``{"type": "enabled",
-    "budget_tokens": N}``). ``temperature`` and ``top_p`` are sent when given: the SDK (1.0 on)
+    "budget_tokens": N}``), both by the wire writer. ``temperature`` and ``top_p`` are sent when given: the SDK (1.0 on)
     has dropped them from its types, and models after Claude Opus 4.6 refuse them
     (``capabilities``), but earlier ones still take them.
 
@@ -42,44 +41,25 @@ class Anthropic(HTTPProvider):
     def _url(self, model: str, stream: bool) -> str:
         return f"{self.base_url}/v1/messages"
 
-    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
-        if stream:
-            body["stream"] = True
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
-        if request.stop:
-            body["stop_sequences"] = request.stop
-        choice = request.tool_choice
-        if choice is not None:
-            modes = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
-            body["tool_choice"] = modes.get(choice) or {"type": "tool", "name": choice}
-        if isinstance(request.thinking, int):
-            body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking}
-        elif request.thinking is not None:
-            body["thinking"] = {"type": "adaptive"}
-            body["output_config"] = {"effort": request.thinking}
-        return body
-
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
         found: Problems = []
         if request.max_tokens is None:
             found.append(("$.max_tokens", "Anthropic needs max_tokens"))
         if request.temperature is not None and not 0 <= request.temperature <= 1:
             found.append(("$.temperature", f"Anthropic's temperature is within [0, 1], got {request.temperature}"))
-        thinking = request.thinking
-        if thinking is None:
+        if not thinks(request):
             return found
-        if isinstance(thinking, int) and thinking < MIN_THINKING_BUDGET:
-            found.append(("$.thinking", f"Anthropic's thinking budget is at least {MIN_THINKING_BUDGET} tokens"))
-        if isinstance(thinking, int) and request.max_tokens is not None and thinking >= request.max_tokens:
-            found.append(("$.thinking", "Anthropic's thinking budget must be below max_tokens"))
+        budget = request.reasoning.budget_tokens if request.reasoning is not None else None
+        if budget is not None and budget < MIN_THINKING_BUDGET:
+            found.append(
+                ("$.reasoning.budget_tokens", f"Anthropic's thinking budget is at least {MIN_THINKING_BUDGET} tokens")
+            )
+        if budget is not None and request.max_tokens is not None and budget >= request.max_tokens:
+            found.append(("$.reasoning.budget_tokens", "Anthropic's thinking budget must be below max_tokens"))
         if request.temperature is not None:
             found.append(("$.temperature", "Anthropic does not take temperature with thinking"))
         if request.top_p is not None and request.top_p < 0.95:
             found.append(("$.top_p", "Anthropic takes top_p of 0.95 or more with thinking"))
-        if request.tool_choice not in (None, "auto", "none"):
+        if forces_a_tool(request):
             found.append(("$.tool_choice", "Anthropic forces no tool with thinking: tool_choice 'auto' or 'none'"))
         return found

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 from urllib.parse import quote
 
-from ...types import Dialect
-from ._base import HTTPProvider
+from ...types import Dialect, Request
+from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
-from .request import Problems, Request
 
 __all__ = ["Gemini"]
 
@@ -18,11 +17,12 @@ MAX_STOP = 5
 
 
 class Gemini(HTTPProvider):
-    """The Gemini API. The model travels in the URL (``models/`` may prefix it); settings go in
-    ``generationConfig``, the tool choice in ``toolConfig``. ``thinking`` is a budget
-    (``thinkingBudget``, Gemini 2.5) or a level (``thinkingLevel``, Gemini 3), with the
-    thoughts included in the reply. ``GOOGLE_API_KEY`` wins over ``GEMINI_API_KEY`` when both
-    are set, as in Google's SDK."""
+    """The Gemini API. The model travels in the URL (``models/`` may prefix it), never in the
+    body; the wire writer puts settings in ``generationConfig``, the tool choice in
+    ``toolConfig``, ``reasoning`` in ``thinkingConfig`` (a budget: ``thinkingBudget``, Gemini
+    2.5; an effort: ``thinkingLevel``, Gemini 3; ``summary`` asks for the thoughts:
+    ``includeThoughts``). ``GOOGLE_API_KEY`` wins over ``GEMINI_API_KEY`` when both are set,
+    as in Google's SDK."""
 
     dialect: ClassVar[Dialect] = "gemini"
     env_api_key: ClassVar[tuple[str, ...]] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -39,31 +39,6 @@ class Gemini(HTTPProvider):
         name = quote(model.removeprefix("models/"), safe="-._~")
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
         return f"{self.base_url}/{self.api_version}/models/{name}:{method}"
-
-    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
-        config: dict[str, Any] = {}
-        if request.max_tokens is not None:
-            config["maxOutputTokens"] = request.max_tokens
-        if request.temperature is not None:
-            config["temperature"] = request.temperature
-        if request.top_p is not None:
-            config["topP"] = request.top_p
-        if request.stop:
-            config["stopSequences"] = request.stop
-        thinking = request.thinking
-        if isinstance(thinking, int):
-            config["thinkingConfig"] = {"thinkingBudget": thinking, "includeThoughts": True}
-        elif thinking is not None:
-            config["thinkingConfig"] = {"thinkingLevel": thinking, "includeThoughts": True}
-        body: dict[str, Any] = {"generationConfig": config} if config else {}
-        choice = request.tool_choice
-        if choice is not None:
-            modes = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-            calling: dict[str, Any] = {"mode": modes.get(choice, "ANY")}
-            if choice not in modes:
-                calling["allowedFunctionNames"] = [choice]
-            body["toolConfig"] = {"functionCallingConfig": calling}
-        return body
 
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
         if request.stop and len(request.stop) > MAX_STOP:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...types import Dialect
-from ._base import HTTPProvider
+from ...types import Dialect, Request
+from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
-from .request import Problems, Request
 
 __all__ = ["Ollama"]
 
@@ -16,8 +15,9 @@ __all__ = ["Ollama"]
 class Ollama(HTTPProvider):
     """Ollama's ``/api/chat``. ``base_url`` defaults to ``OLLAMA_HOST`` or
     ``http://127.0.0.1:11434``; no API key is needed (``OLLAMA_API_KEY`` is sent as a bearer
-    token when set, for Ollama's cloud). Settings go in ``options`` (``num_predict``,
-    ``temperature``, ``top_p``, ``stop``); ``thinking`` is an effort, sent as ``think``."""
+    token when set, for Ollama's cloud). The wire writer puts settings in ``options``
+    (``num_predict``, ``temperature``, ``top_p``, ``stop``) and ``reasoning`` in ``think`` (an
+    effort, or on / off); ``stream`` is always written, since Ollama streams unless told not to."""
 
     dialect: ClassVar[Dialect] = "ollama"
     env_api_key: ClassVar[tuple[str, ...]] = ("OLLAMA_API_KEY",)
@@ -33,27 +33,10 @@ class Ollama(HTTPProvider):
     def _url(self, model: str, stream: bool) -> str:
         return f"{self.base_url}/api/chat"
 
-    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "stream": stream}
-        options: dict[str, Any] = {}
-        if request.max_tokens is not None:
-            options["num_predict"] = request.max_tokens
-        if request.temperature is not None:
-            options["temperature"] = request.temperature
-        if request.top_p is not None:
-            options["top_p"] = request.top_p
-        if request.stop:
-            options["stop"] = request.stop
-        if options:
-            body["options"] = options
-        if request.thinking is not None:
-            body["think"] = request.thinking
-        return body
-
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
         found: Problems = []
         if request.tool_choice not in (None, "auto"):
             found.append(("$.tool_choice", "Ollama has no tool choice: leave it unset or 'auto'"))
-        if isinstance(request.thinking, int):
-            found.append(("$.thinking", "Ollama takes a thinking effort ('low', 'medium', 'high'), not a budget"))
+        if request.reasoning is not None and request.reasoning.budget_tokens is not None:
+            found.append(("$.reasoning", "Ollama takes a thinking effort ('low', 'medium', 'high'), not a budget"))
         return found

@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from ...types import Dialect, ToolCallIds
-from ._base import HTTPProvider
+from ...types import Dialect, Request, ToolCallIds
+from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
-from .request import Problems, Request
 
 __all__ = ["OpenAI"]
 
@@ -23,7 +22,8 @@ class OpenAI(HTTPProvider):
 
     - ``max_tokens_field``: ``"max_completion_tokens"`` (OpenAI's own API, where reasoning
       models refuse ``max_tokens``) or ``"max_tokens"`` (what most compatible servers read);
-      by default the first for OpenAI's URL, the second for any other;
+      by default the first for OpenAI's URL, the second for any other (sent as ``extra`` of
+      the dialect, which makes the wire writer keep that spelling);
     - ``include_usage``: ask for the usage chunk at the end of a stream (default ``True``);
     - ``system_role``: ``"developer"`` to send the system prompt as a developer message;
     - ``tool_call_ids``: the server's stricter id rule (``"mistral"``), for ``to_request``.
@@ -61,34 +61,21 @@ class OpenAI(HTTPProvider):
     def _format_options(self) -> dict[str, Any]:
         return {"system_role": self.system_role, "tool_call_ids": self.tool_call_ids}
 
-    def _settings(self, request: Request, model: str, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model}
-        if stream:
-            body["stream"] = True
-            if self.include_usage:
-                body["stream_options"] = {"include_usage": True}
-        if request.max_tokens is not None:
-            body[self.max_tokens_field] = request.max_tokens
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
-        if request.stop:
-            body["stop"] = request.stop
-        choice = request.tool_choice
-        if choice is not None:
-            named = {"type": "function", "function": {"name": choice}}
-            body["tool_choice"] = choice if choice in ("auto", "none", "required") else named
-        if request.thinking is not None:
-            body["reasoning_effort"] = request.thinking
-        return body
+    def _call_fields(self, request: Request, stream: bool) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if stream and self.include_usage:
+            fields["stream_options"] = {"include_usage": True}
+        if self.max_tokens_field == "max_tokens" and request.max_tokens is not None:
+            # the wire writer keeps the older spelling when the extra fields hold it
+            fields["max_tokens"] = request.max_tokens
+        return fields
 
     def _rules(self, request: Request, model: str, caps: Capabilities) -> Problems:
         found: Problems = []
         if request.stop and len(request.stop) > self.max_stop:
             found.append(("$.stop", f"{self.dialect} takes at most {self.max_stop} stop sequences"))
-        if isinstance(request.thinking, int):
+        if request.reasoning is not None and request.reasoning.budget_tokens is not None:
             found.append(
-                ("$.thinking", f"{self.dialect} takes a reasoning effort ('low', 'medium', 'high'), not a budget")
+                ("$.reasoning", f"{self.dialect} takes a reasoning effort ('low', 'medium', 'high'), not a budget")
             )
         return found

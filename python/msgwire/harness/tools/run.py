@@ -25,7 +25,9 @@ Rules:
   before the ``CancelledError`` propagates, in the second case);
 - with a ``conversation``, each result is recorded as soon as every call before it has one
   (decision ``tool_executed`` / ``tool_failed`` / ``permission_denied`` / ``tool_interrupted``;
-  audit: tool, call id, status, fingerprint, duration, result size, and for a failure its kind).
+  audit: tool, call id, status, fingerprint, duration, result size, and for a failure its kind);
+- ``on_start(call)``, when given, is called as each approved call starts running (an agent's
+  "tool started" event).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import contextvars
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
@@ -50,7 +52,10 @@ from . import results as _results
 from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, fingerprint
 from .registry import BaseTool, ToolContext, ToolRegistry
 
-__all__ = ["ToolRunner"]
+__all__ = ["OnStart", "ToolRunner"]
+
+OnStart = Callable[[ToolCallBlock], None]
+"""Called with each approved call as it starts running."""
 
 _DECISIONS = {
     "success": "tool_executed",
@@ -153,19 +158,26 @@ class ToolRunner:
         conversation: Recorder | None = None,
         approver: Approver | None = None,
         cancel: asyncio.Event | None = None,
+        on_start: OnStart | None = None,
     ) -> list[ToolResultMessage]:
         """``approve`` then ``execute``: the results, one per call, in call order."""
         approvals = await self.approve(message, conversation=conversation, approver=approver)
-        return await self.execute(approvals, conversation=conversation, cancel=cancel)
+        return await self.execute(approvals, conversation=conversation, cancel=cancel, on_start=on_start)
 
     def run_sync(self, message: AssistantMessage, **options: Any) -> list[ToolResultMessage]:
         """``run`` from synchronous code (starts an event loop: not from inside one)."""
         return asyncio.run(self.run(message, **options))
 
     async def execute(
-        self, approvals: Approvals, *, conversation: Recorder | None = None, cancel: asyncio.Event | None = None
+        self,
+        approvals: Approvals,
+        *,
+        conversation: Recorder | None = None,
+        cancel: asyncio.Event | None = None,
+        on_start: OnStart | None = None,
     ) -> list[ToolResultMessage]:
-        """Run the granted calls of ``approvals.message``: the results, one per call, in call order."""
+        """Run the granted calls of ``approvals.message``: the results, one per call, in call order
+        (``on_start(call)`` as each starts)."""
         calls = approvals.message.tool_calls
         granted = {r.fingerprint for r in approvals.records if r.approved}
         decided = {r.call_id: r for r in approvals.records}
@@ -184,9 +196,9 @@ class ToolRunner:
                 if cancel is not None and cancel.is_set():
                     break
                 if len(segment) == 1 and cancel is None:
-                    await self._run_inline(segment[0], outcomes, emitter)
+                    await self._run_inline(segment[0], outcomes, emitter, on_start)
                 else:
-                    await self._run_segment(segment, outcomes, emitter, cancel)
+                    await self._run_segment(segment, outcomes, emitter, cancel, on_start)
         except asyncio.CancelledError:
             _not_started(calls, outcomes)
             emitter.flush_quietly()
@@ -228,20 +240,30 @@ class ToolRunner:
             return _audited(_results.denied(call, reason), call, print_, "denied")
         return _Job(index, call, tool, arguments, print_)
 
-    async def _run_inline(self, job: _Job, outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
+    async def _run_inline(
+        self, job: _Job, outcomes: list[_Outcome | None], emitter: _Emitter, on_start: OnStart | None
+    ) -> None:
         """One call on its own, in this task (no task to create, nothing to watch)."""
-        outcomes[job.index] = await self._invoke(job)
+        outcomes[job.index] = await self._invoke(job, on_start)
         emitter.flush()
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # the interruption came from outside: pass it on
             raise asyncio.CancelledError
 
     async def _run_segment(
-        self, jobs: list[_Job], outcomes: list[_Outcome | None], emitter: _Emitter, cancel: asyncio.Event | None
+        self,
+        jobs: list[_Job],
+        outcomes: list[_Outcome | None],
+        emitter: _Emitter,
+        cancel: asyncio.Event | None,
+        on_start: OnStart | None,
     ) -> None:
         """Jobs that may run together: ``limit`` workers take them in call order."""
         queue = iter(jobs)
-        workers = [asyncio.create_task(self._work(queue, outcomes, emitter)) for _ in range(min(self.limit, len(jobs)))]
+        workers = [
+            asyncio.create_task(self._work(queue, outcomes, emitter, on_start))
+            for _ in range(min(self.limit, len(jobs)))
+        ]
         waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         pending: set[asyncio.Future[Any]] = set(workers)
         try:
@@ -265,10 +287,12 @@ class ToolRunner:
             if waiter is not None:
                 waiter.cancel()
 
-    async def _work(self, jobs: Iterator[_Job], outcomes: list[_Outcome | None], emitter: _Emitter) -> None:
+    async def _work(
+        self, jobs: Iterator[_Job], outcomes: list[_Outcome | None], emitter: _Emitter, on_start: OnStart | None
+    ) -> None:
         try:
             for job in jobs:
-                outcome = await self._invoke(job)  # catches the cancellation: an interrupted result
+                outcome = await self._invoke(job, on_start)  # catches the cancellation: an interrupted result
                 outcomes[job.index] = outcome
                 emitter.flush()
                 if outcome.result.status == "interrupted":
@@ -276,8 +300,10 @@ class ToolRunner:
         except asyncio.CancelledError:
             return  # cancelled before it took a job
 
-    async def _invoke(self, job: _Job) -> _Outcome:
+    async def _invoke(self, job: _Job, on_start: OnStart | None = None) -> _Outcome:
         tool, call = job.tool, job.call
+        if on_start is not None:
+            on_start(call)
         context = ToolContext(call, self.deps) if tool.needs_context else None
         timeout = tool.timeout if tool.timeout is not None else self.timeout
         started_at = now()

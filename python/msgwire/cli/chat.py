@@ -1,0 +1,421 @@
+"""``msgwire chat``: a live agent session in the terminal.
+
+The model comes from flags or the environment: ``--provider`` (a dialect: ``openai``,
+``openai-responses``, ``anthropic``, ``gemini``, ``ollama``, or a preset: ``groq``, ``mistral``,
+``vllm``, ...; else ``MSGWIRE_PROVIDER``, else the first of ``ANTHROPIC_API_KEY``,
+``OPENAI_API_KEY``, ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY`` set, else a local Ollama),
+``--base-url`` (``MSGWIRE_BASE_URL``), ``--model`` (``MSGWIRE_MODEL``), ``--api-key`` (else the
+provider's own variable). Text streams in as it arrives; each tool call is shown with its
+arguments and asked about: approve, deny (with a reason), or edit the arguments. The tools read a
+file, list a folder and grep, under ``--workspace`` (the current folder by default).
+
+In a message, ``@path``, ``@path:10-20`` or ``@"a path":3`` attach those lines of a workspace
+file. Commands:
+
+  /image PATH            attach an image to your next message (read by the model if it can see,
+                         else by OCR when the ``ocr`` extra is installed)
+  /resource SERVER URI   attach an MCP resource now (servers: ``--mcp NAME=COMMAND``)
+  /mode [NAME]           show or switch the mode (``act``, ``plan``): its system prompt
+  /fork [SEQ]            continue in a fork of the conversation (at entry SEQ, else now)
+  /save FILE             export the audit trail (``.jsonl``: JSON Lines) for ``msgwire audit FILE``
+  /audit                 the timeline so far, its hash chain verified
+  /help, /quit           (end of input quits too)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from rich.console import Console
+from rich.text import Text
+
+from ..errors import MsgwireError
+from ..types import ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
+from .inputs import UsageError
+from .render import ERROR, TOOL, clip, console
+
+if TYPE_CHECKING:
+    from ..harness import Agent, ApprovalRequest, Conversation
+    from ..harness.providers import HTTPProvider
+    from ..harness.resources import MCPResources
+    from ..harness.tools import Decision
+
+__all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
+
+MODES = {
+    "act": (
+        "You are a careful coding assistant working in the user's workspace. Use the tools (read_file, "
+        "list_dir, grep) to look before you answer; say what you found, briefly."
+    ),
+    "plan": (
+        "You are a careful coding assistant in planning mode: describe the steps you would take and the "
+        "files you would look at, without calling tools unless the user asks."
+    ),
+}
+_KEYS = (
+    ("anthropic", ("ANTHROPIC_API_KEY",)),
+    ("openai", ("OPENAI_API_KEY",)),
+    ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+)
+Ask = Callable[[str], str]
+HELP = (__doc__ or "").split("Commands:", 1)[-1].rstrip()
+
+
+def choose_provider(name: str | None) -> str:
+    """The provider named, else ``MSGWIRE_PROVIDER``, else the first whose key is set, else Ollama."""
+    if name:
+        return name
+    if os.environ.get("MSGWIRE_PROVIDER"):
+        return os.environ["MSGWIRE_PROVIDER"]
+    for provider, keys in _KEYS:
+        if any(os.environ.get(k) for k in keys):
+            return provider
+    return "ollama"
+
+
+def _mcp_servers(specs: list[str]) -> dict[str, list[str]]:
+    servers: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, command = spec.partition("=")
+        if not sep or not name or not command.strip():
+            raise UsageError(f"--mcp takes NAME=COMMAND, got {spec!r}")
+        servers[name] = shlex.split(command)
+    return servers
+
+
+class Chat:
+    """One session: the agent, the terminal, and what waits for the next message."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        out: Console,
+        ask: Ask,
+        *,
+        workspace: Path,
+        mcp_servers: dict[str, list[str]],
+    ) -> None:
+        self.agent = agent
+        self.out = out
+        self.ask = ask
+        self.workspace = workspace
+        self.mcp_servers = mcp_servers
+        self.mcp: MCPResources | None = None
+        self.attached: list[ContentBlock] = []
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def loop(self) -> int:
+        conversation = self.agent.conversation
+        self.out.print(
+            Text(f"msgwire chat · {self.agent.provider!r} · workspace {self.workspace} · /help for commands", "dim")
+        )
+        self.out.print(Text(f"conversation {conversation.id} · mode {conversation.mode}", "dim"))
+        while True:
+            try:
+                line = self.ask("you> ").strip()
+            except EOFError:
+                return 0
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not self.command(line):
+                    return 0
+                continue
+            self.send(line)
+
+    def send(self, text: str) -> None:
+        message = UserMessage(content=[TextBlock(text=text), *self.attached])
+        self.attached = []
+        entries = len(self.agent.conversation)
+        started = False
+        try:
+            for event in self.agent.stream(message):
+                if event.type == "step_start" and not started:
+                    started = True
+                    self._resolutions(entries)
+                show_event(self.out, event)
+        except MsgwireError as failure:
+            self.out.print()
+            self.out.print(Text(f"✗ {type(failure).__name__}: {failure}", ERROR))
+        except KeyboardInterrupt:
+            self.out.print(Text("\n(interrupted: the partial answer is kept in the trail)", "dim"))
+
+    def _resolutions(self, since: int) -> None:
+        """What the agent attached to the message: each mention, image, resource and its status."""
+        for entry in self.agent.conversation.entries[since:]:
+            for block in entry.audit.get("blocks", ()) if entry.decision == "resources_resolved" else ():
+                what = block.get("path") or block.get("uri") or block.get("type")
+                error = f": {block['error']}" if block.get("error") else ""
+                self.out.print(Text(f"  📎 {what}: {block.get('status')}{error}", "dim"))
+
+    # --- approval ------------------------------------------------------------------------------
+
+    def approve(self, requests: list[ApprovalRequest]) -> dict[str, Decision]:
+        """Ask about each call: approve, deny (with a reason) or edit its arguments."""
+        from ..harness import Approve, Deny
+
+        decisions: dict[str, Decision] = {}
+        for request in requests:
+            call = request.call
+            self.out.print(Text(f"? {call.name} wants {call.arguments}", TOOL))
+            while True:
+                try:
+                    answer = self.ask("  [a]pprove / [d]eny / [e]dit? ").strip().lower()
+                except EOFError:
+                    decisions[call.id] = Deny(reason="no answer (end of input)", by="user")
+                    break
+                if answer in ("a", "approve", "y", "yes"):
+                    decisions[call.id] = Approve(by="user")
+                elif answer in ("d", "deny", "n", "no"):
+                    reason = self._ask_or("  reason (optional): ", "")
+                    decisions[call.id] = Deny(reason=reason or "denied by the user", by="user")
+                elif answer in ("e", "edit"):
+                    edited = self._ask_or("  arguments (JSON object): ", "")
+                    try:
+                        arguments = msgspec.json.decode(edited)
+                    except msgspec.DecodeError as exc:
+                        self.out.print(Text(f"  not JSON: {exc}", ERROR))
+                        continue
+                    if not isinstance(arguments, dict):
+                        self.out.print(Text("  the arguments are a JSON object", ERROR))
+                        continue
+                    decisions[call.id] = Approve(arguments=arguments, by="user", reason="edited by the user")
+                else:
+                    continue
+                break
+        return decisions
+
+    def _ask_or(self, prompt: str, default: str) -> str:
+        try:
+            return self.ask(prompt).strip()
+        except EOFError:
+            return default
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def command(self, line: str) -> bool:
+        """Run a ``/command``; ``False`` to quit."""
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        handlers: dict[str, Callable[[str], None]] = {
+            "/image": self.image,
+            "/resource": self.resource,
+            "/mode": self.mode,
+            "/fork": self.fork,
+            "/save": self.save,
+            "/audit": self.audit,
+            "/help": lambda _: self.out.print(HELP, markup=False, highlight=False),
+        }
+        if name in ("/quit", "/exit"):
+            return False
+        handler = handlers.get(name)
+        if handler is None:
+            self.out.print(Text(f"unknown command {name} (/help lists them)", ERROR))
+            return True
+        try:
+            handler(rest)
+        except (MsgwireError, OSError, ValueError, KeyError) as failure:
+            self.out.print(Text(f"✗ {name}: {failure}", ERROR))
+        return True
+
+    def image(self, path: str) -> None:
+        if not path:
+            raise ValueError("usage: /image PATH")
+        if not (self.workspace / path).is_file():
+            raise ValueError(f"no file {path!r} in the workspace")
+        self.attached.append(ImageBlock(source=PathSource(path=path)))
+        self.out.print(Text(f"  🖼 {path} attached: sent with your next message", "dim"))
+
+    def resource(self, rest: str) -> None:
+        server, _, uri = rest.partition(" ")
+        if not server or not uri.strip():
+            raise ValueError("usage: /resource SERVER URI")
+        if server not in self.mcp_servers:
+            known = ", ".join(self.mcp_servers) or "none: start the chat with --mcp NAME=COMMAND"
+            raise ValueError(f"no MCP server {server!r} (servers: {known})")
+        mcp = self._mcp()
+        block = mcp.read(server, uri.strip())
+        if block.status == "error":
+            raise ValueError(f"{server}:{uri.strip()}: {block.error}")
+        self.agent.conversation.add(mcp.context(block))
+        size = len(block.content or block.blob or "")
+        self.out.print(Text(f"  📎 {server}:{block.resource_uri} attached ({block.mime_type}, {size} chars)", "dim"))
+
+    def _mcp(self) -> MCPResources:
+        if self.mcp is None:
+            from ..harness.resources import MCPResources
+
+            self.mcp = MCPResources(self.mcp_servers)
+            self.mcp.open()
+            self.agent.mcp = self.mcp
+        return self.mcp
+
+    def mode(self, name: str) -> None:
+        conversation = self.agent.conversation
+        if not name:
+            self.out.print(f"  mode {conversation.mode} (modes: {', '.join(conversation.modes)})")
+            return
+        conversation.switch_mode(name, by="user")
+        self.out.print(Text(f"  mode {name}: {clip(conversation.system_prompt or '', 80)}", "dim"))
+
+    def fork(self, at: str) -> None:
+        conversation = self.agent.conversation
+        entry_id = None
+        if at:
+            seq = int(at)
+            entry_id = next((e.id for e in conversation.entries if e.seq == seq), None)
+            if entry_id is None:
+                raise ValueError(f"no entry {seq} (0 to {len(conversation) - 1})")
+        fork = conversation.fork(entry_id)
+        self.agent.conversation = fork
+        where = f"entry {at}" if at else f"entry {len(conversation) - 1}"
+        self.out.print(Text(f"  forked: conversation {fork.id}, from {conversation.id} at {where}", "dim"))
+
+    def save(self, path: str) -> None:
+        if not path:
+            raise ValueError("usage: /save FILE")
+        conversation = self.agent.conversation
+        conversation.export_audit(Path(path), format="jsonl" if path.endswith(".jsonl") else "json")
+        self.out.print(Text(f"  saved {len(conversation)} entries to {path} (head {conversation.head[:16]}…)", "dim"))
+
+    def audit(self, _: str) -> None:
+        from .timeline import show
+
+        show(self.agent.conversation, self.out)
+
+    def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
+
+
+def show_event(out: Console, event: Any) -> None:
+    """One event of ``Agent.stream`` in the terminal: text as it streams, each call, each
+    decision, each result, a failure, the run's end."""
+    kind = event.type
+    if kind == "text_delta":
+        out.print(event.text, end="", markup=False, highlight=False)
+    elif kind == "tool_call_end":
+        out.print()
+        out.print(Text(f"⚙ {event.block.name} {event.block.arguments}", TOOL))
+    elif kind == "tool_decided":
+        record = event.record
+        if record.approved:
+            edited = " (arguments edited)" if record.asked_fingerprint else ""
+            out.print(Text(f"  ✓ {record.tool} approved by {record.by}{edited}", "green"))
+        else:
+            out.print(Text(f"  ✗ {record.tool} denied by {record.by}: {record.reason}", ERROR))
+    elif kind == "tool_finished":
+        result = event.result
+        note = "" if result.status == "success" else f" [{result.status}]"
+        out.print(Text(f"  → {result.tool_name}{note}: {clip(result.text, 100)}", "dim"))
+    elif kind == "stream_failed":
+        again = " (sending it again)" if event.retrying else ""
+        out.print(Text(f"\n✗ {event.kind}: {event.error}{again}", ERROR))
+    elif kind == "run_end":
+        usage = event.usage
+        out.print()
+        summary = f"({event.steps} step(s), {event.reason}, {usage.input_tokens} in / {usage.output_tokens} out)"
+        out.print(Text(summary, "dim"))
+
+
+def _reader(out: Console) -> Ask:
+    """``input`` with the prompt shown on a terminal only (piped input is echoed instead)."""
+    interactive = sys.stdin.isatty()
+
+    def ask(prompt: str) -> str:
+        if interactive:
+            return input(prompt)
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        out.print(Text(prompt + line.rstrip("\n"), "dim"))
+        return line.rstrip("\n")
+
+    return ask
+
+
+def make_provider(args: argparse.Namespace) -> HTTPProvider:
+    from ..harness import providers
+
+    name = choose_provider(args.provider)
+    options: dict[str, Any] = {}
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.api_key:
+        options["api_key"] = args.api_key
+    if args.model:
+        options["model"] = args.model
+    try:
+        return providers.create(name, **options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..harness import Agent, Conversation, ProviderVision
+    from ..harness.resources import FileResolver, ImageRecognizer
+    from .workspace import workspace_tools
+
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"no such folder: {args.workspace}")
+    servers = _mcp_servers(args.mcp)
+    out = console()
+    provider = make_provider(args)
+    if not provider.model:
+        provider.close()
+        raise UsageError("no model: pass --model or set MSGWIRE_MODEL")
+    modes = dict(MODES)
+    if args.system:
+        modes["act"] = args.system
+    conversation: Conversation = Conversation(modes=modes, mode="act")
+    files = FileResolver(workspace)
+    images = ImageRecognizer(vision=ProviderVision(provider, model=provider.model), files=files)
+    ask = _reader(out)
+    chat: Chat | None = None
+    try:
+        with Agent(
+            provider,
+            tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask", files=files),
+            conversation=conversation,
+            max_tokens=args.max_tokens,
+            files=files,
+            images=images,
+            max_steps=args.max_steps,
+        ) as agent:
+            chat = Chat(agent, out, ask, workspace=workspace, mcp_servers=servers)
+            agent.approver = chat.approve
+            return chat.loop()
+    finally:
+        if chat is not None:
+            chat.close()
+        images.close()
+        provider.close()
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "chat",
+        help="a live agent session: streamed answers, tool calls approved one by one, /mode /fork /save /audit",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--provider", help="a dialect or preset (default: MSGWIRE_PROVIDER, or from the API keys set)")
+    parser.add_argument("--base-url", default=os.environ.get("MSGWIRE_BASE_URL"), help="the API's URL")
+    parser.add_argument("--model", default=os.environ.get("MSGWIRE_MODEL"), help="the model")
+    parser.add_argument("--api-key", help="the API key (default: the provider's environment variable)")
+    parser.add_argument("--workspace", default=".", help="the folder the tools and @mentions may read (default: .)")
+    parser.add_argument("--max-tokens", type=int, default=1024, help="the longest answer, in tokens (1024)")
+    parser.add_argument("--max-steps", type=int, default=25, help="model calls per message (25)")
+    parser.add_argument("--system", help="the system prompt of the act mode")
+    parser.add_argument("--mcp", action="append", default=[], metavar="NAME=COMMAND", help="an MCP server over stdio")
+    parser.add_argument("--auto-approve", action="store_true", help="run every tool call without asking")
+    parser.set_defaults(run=run)

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from msgwire.harness.store import SQLStore, SQLiteStore
+from msgwire.harness.store import SQLiteStore, SQLStore
 
 
 def raw_sql(store: SQLStore, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

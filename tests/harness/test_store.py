@@ -13,13 +13,13 @@ import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from storehelp import key, raw_sql
 
 import msgwire
 from msgwire import AssistantMessage, Message, ToolCallBlock, UnknownMessage
 from msgwire.errors import DecodeError, StoreError
 from msgwire.harness import Conversation
 from msgwire.harness.store import AsyncStore, BadRow, SQLStore, open_store
-from storehelp import key, raw_sql
 from strategies import examples, messages
 
 WEIRD_IDS = ["it's", 'say "hi"', "a\x00b", "x'; DROP TABLE msgwire_messages; --", "naïve 中 😀", "%s ? $1", ""]
@@ -92,7 +92,8 @@ def test_any_messages_round_trip_through_the_store(store: SQLStore, items: list[
     for m in _distinct(items):
         c.add(m)
     again = store.load(c.id)
-    assert again == c and again.verify()
+    assert again == c
+    assert again.verify()
     assert again.export_audit() == c.export_audit()  # unknown messages byte for byte
     assert store.messages(c.id) == c.messages()
 
@@ -184,10 +185,12 @@ def test_fork_in_sql_equals_the_conversation_fork(store: SQLStore) -> None:
     )
     assert stored.verify()
     whole = store.load(store.fork(c.id))
-    assert whole.entries == c.entries and whole.verify(head=c.head)
+    assert whole.entries == c.entries
+    assert whole.verify(head=c.head)
     forked = store.open(new_id)
     forked.add(msgwire.user("on the fork"))
-    assert store.info(new_id).entries == 3 and store.info(c.id).entries == 5
+    assert store.info(new_id).entries == 3
+    assert store.info(c.id).entries == 5
     with pytest.raises(KeyError):
         store.fork(c.id, at="no such entry")
 
@@ -238,9 +241,11 @@ def test_export_and_import_of_the_audit_json(store: SQLStore, tmp_path: Any) -> 
     store.delete(c.id)
     imported = store.import_audit(data)
     assert imported == Conversation.load_audit(data)
-    assert store.load(c.id) == imported and store.load(c.id).verify()
+    assert store.load(c.id) == imported
+    assert store.load(c.id).verify()
     again = store.import_audit(io.BytesIO(data))  # importing twice changes nothing
-    assert again == imported and store.info(c.id).entries == 3
+    assert again == imported
+    assert store.info(c.id).entries == 3
     imported.add(msgwire.user("after the import"))  # bound: stored
     assert store.info(c.id).entries == 4
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, Literal, Self, TypeVar
 
 import msgspec
@@ -610,6 +611,53 @@ class SQLBase:
 
         return self._run(work)
 
+    # --- bulk reading (exports) ---------------------------------------------------------------
+
+    def iter_rows(
+        self, table: Literal["messages", "entries"], *, conversation_id: str | None = None, batch: int = 10_000
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Every row of ``table`` (of one conversation, or all), in (conversation, seq) order,
+        ``batch`` rows at a time, each transaction short: ``messages`` rows are
+        ``(conversation_id, seq, id, kind, timestamp, data_json)``, ``entries`` rows
+        ``(conversation_id, seq, id, message_id, decision, timestamp, hash, body)``, ids as
+        strings and bodies as text."""
+        columns = {
+            "messages": "conversation_id, seq, id, kind, timestamp, data_json",
+            "entries": "conversation_id, seq, id, message_id, decision, timestamp, hash, body",
+        }[table]
+        where, params = ("conversation_id = ? AND ", [self._key(conversation_id)]) if conversation_id else ("", [])
+        last: tuple[Any, int] | None = None
+        while True:
+            page = f"SELECT {columns} FROM msgwire_{table} WHERE {where}"
+            args: list[Any] = list(params)
+            if last is not None:
+                page += "(conversation_id > ? OR (conversation_id = ? AND seq > ?))"
+                args += [last[0], last[0], last[1]]
+            else:
+                page += "1 = 1"
+            page += " ORDER BY conversation_id, seq LIMIT ?"
+            rows = self._run(functools.partial(_page, sql=page, params=(*args, batch)))
+            if not rows:
+                return
+            last = (rows[-1][0], rows[-1][1])
+            yield [self._export_row(table, r) for r in rows]
+
+    def _export_row(self, table: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        if table == "messages":
+            cid, seq, mid, kind, stamp, data = row
+            return (self._unkey(cid), seq, self._unkey(mid), kind, None if stamp is None else self._untime(stamp), data)
+        cid, seq, eid, mid, decision, stamp, digest, body = row
+        return (
+            self._unkey(cid),
+            seq,
+            self._unkey(eid),
+            self._unkey(mid),
+            decision,
+            self._untime(stamp),
+            digest,
+            bytes(body).decode(),
+        )
+
     # --- audit export and import --------------------------------------------------------------
 
     def export_audit(
@@ -826,6 +874,10 @@ def _apply_header(head: _Head, entry: Entry) -> bool:
     else:
         head.system_prompt = head.modes.get(new, head.system_prompt)
     return True
+
+
+def _page(cur: Cursor, *, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    return cur.rows(sql, params)
 
 
 def _report(bad: BadRow, on_error: OnError) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -128,13 +129,48 @@ class SQLStore(SQLBase):
             )
         )
 
+    def rest(self, name: str) -> bool:
+        """Set an agent idle unless mail is waiting for it (then it stays running: a post that
+        raced with its last step is never lost); whether it went idle."""
+        key = self._key(name)
+
+        def work(cur: Cursor) -> bool:
+            return (
+                cur.run(
+                    "UPDATE msgwire_agents SET state = 'idle', updated_at = ? WHERE name = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
+                    "AND (m.target IS NULL OR m.target = msgwire_agents.name))",
+                    (self._time(now()), key),
+                )
+                > 0
+            )
+
+        return self._run(work)
+
     def post(self, message: str | UserMessage, *, to: str | None = None, sender: str | None = None) -> Mail:
-        """Post a broadcast (``to=None``: every agent) or a direct message to agent ``to``: it
-        is stored (``source`` "broadcast" / "direct"), the counters of its recipients reset to
-        0 and idle recipients set running, in one transaction; then they are woken (PostgreSQL
-        NOTIFY; SQLite agents in other processes poll). Agents take it into their conversation
-        at their next step (``deliver``), never in the middle of one."""
-        kind: Literal["broadcast", "direct"] = "broadcast" if to is None else "direct"
+        """A direct message to agent ``to`` (``to=None``: a broadcast to every agent): stored
+        (``source`` "direct" / "broadcast"), its recipients' counters reset to 0 and idle ones
+        set running, in one transaction; then they are woken (PostgreSQL NOTIFY; SQLite agents in
+        other processes poll). Agents take it into their conversation at their next step
+        (``deliver``), never in the middle of one."""
+        if to is None:
+            return self.broadcast(message, sender=sender)
+        return self._post("direct", message, [to], sender)
+
+    def broadcast(
+        self, message: str | UserMessage, *, to: Sequence[str] | None = None, sender: str | None = None
+    ) -> Mail:
+        """A broadcast to every agent (``to=None``, the swarm's mission: agents added later
+        inherit it) or to a group of agents (theirs only)."""
+        return self._post("broadcast", message, None if to is None else list(to), sender)
+
+    def _post(
+        self,
+        kind: Literal["broadcast", "direct"],
+        message: str | UserMessage,
+        targets: list[str] | None,
+        sender: str | None,
+    ) -> Mail:
         if isinstance(message, str):
             message = UserMessage(content=[TextBlock(text=message)], source=kind)
         elif message.source != kind:
@@ -144,27 +180,30 @@ class SQLStore(SQLBase):
         user = message
 
         def work(cur: Cursor) -> int:
-            if to is not None and cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(to),)) is None:
-                raise KeyError(f"no agent {to!r} in {self.url}")
+            for name in targets or ():
+                if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(name),)) is None:
+                    raise KeyError(f"no agent {name!r} in {self.url}")
             self._lock_mail(cur)
-            row = cur.one(
-                "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json) "
-                "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
-                (
-                    kind,
-                    None if sender is None else self._key(sender),
-                    None if to is None else self._key(to),
-                    self._time(stamp),
-                    self._key(user.id),
-                    data,
-                ),
-            )
-            seq = int(row[0]) if row else 0
-            where, params = ("", ()) if to is None else (" WHERE name = ?", (self._key(to),))
-            cur.run(
-                f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
-                (self._time(stamp), *params),
-            )
+            seq = 0
+            for target in targets if targets is not None else [None]:
+                row = cur.one(
+                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json) "
+                    "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                    (
+                        kind,
+                        None if sender is None else self._key(sender),
+                        None if target is None else self._key(target),
+                        self._time(stamp),
+                        self._key(user.id),
+                        data,
+                    ),
+                )
+                seq = int(row[0]) if row else 0
+                where, params = ("", ()) if target is None else (" WHERE name = ?", (self._key(target),))
+                cur.run(
+                    f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
+                    (self._time(stamp), *params),
+                )
             self._notify(cur)
             return seq
 
@@ -172,11 +211,8 @@ class SQLStore(SQLBase):
         with self._mail_cond:
             self._mail_local = max(self._mail_local, seq)
             self._mail_cond.notify_all()
-        return Mail(seq=seq, kind=kind, sender=sender, target=to, created_at=stamp, message=user)
-
-    def broadcast(self, message: str | UserMessage, *, sender: str | None = None) -> Mail:
-        """``post`` to every agent."""
-        return self.post(message, sender=sender)
+        target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
+        return Mail(seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user)
 
     def mail(self, name: str) -> list[Mail]:
         """The mail an agent has not taken yet, in order."""
@@ -226,23 +262,27 @@ class SQLStore(SQLBase):
         return self._run(work)
 
     def latest_broadcast(self, name: str | None = None) -> UserMessage | None:
-        """The most recent broadcast agent ``name`` received (even long out of its context
-        window), else the most recent broadcast to anyone (so an agent registered after it
-        inherits the mission); ``None`` when there is none."""
+        """The mission of agent ``name``: the most recent broadcast it received (to everyone
+        since it joined, or to a group naming it; even long out of its context window), else
+        the most recent broadcast to everyone (so an agent added after it inherits it);
+        ``None`` when there is none."""
         key = None if name is None else self._key(name)
 
         def work(cur: Cursor) -> tuple[Any, ...] | None:
             if key is not None:
-                agent = cur.one("SELECT mail_from, mail_seen FROM msgwire_agents WHERE name = ?", (key,))
+                agent = cur.one("SELECT mail_from FROM msgwire_agents WHERE name = ?", (key,))
                 if agent is not None:
                     own = cur.one(
-                        "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND seq > ? AND seq <= ? "
-                        "AND (target IS NULL OR target = ?) ORDER BY seq DESC LIMIT 1",
-                        (agent[0], agent[1], key),
+                        "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' "
+                        "AND ((target IS NULL AND seq > ?) OR target = ?) ORDER BY seq DESC LIMIT 1",
+                        (agent[0], key),
                     )
                     if own is not None:
                         return own
-            return cur.one("SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' ORDER BY seq DESC LIMIT 1")
+            return cur.one(
+                "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND target IS NULL "
+                "ORDER BY seq DESC LIMIT 1"
+            )
 
         row = self._run(work)
         return None if row is None else loads(row[0], type=UserMessage)

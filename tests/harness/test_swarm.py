@@ -119,7 +119,7 @@ def test_truth_table_broadcasts_start_and_keep_agents_running(store: SQLStore, s
     for _ in range(8):  # far past the window of 4: the mission comes from the database
         swarm.step("a")
         assert _row(swarm, "a") == ("running", 0)
-    a_requests = [r for r in server.requests[2:]]
+    a_requests = server.requests[2:]
     assert [_opening(r) for r in a_requests] == ["Explore the universe!"] * 8
     last = a_requests[-1].json()["messages"]
     assert len(last) == 1 + 4  # the mission, then the window of 4 (no system prompt)

@@ -7,7 +7,8 @@
    (one of them fails mid-stream: the error, its byte offset, and the partial message kept);
 5. a session converted from one provider's request format to another's, with the loss report;
 6. a gateway: the recorded Anthropic stream re-emitted as OpenAI chunks (``msgwire.transcode``);
-7. a short speed comparison with the installed peers (``msgwire bench`` has the full one).
+7. a short speed comparison with the installed peers (``msgwire bench`` has the full one);
+8. a swarm of three agents on SQLite (``demo_swarm.py``).
 
 On a terminal the streams are replayed at a readable pace (the whole demo takes ~15 s);
 otherwise (a pipe, a test) they are decoded at full speed.
@@ -34,6 +35,7 @@ from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
 from .convert import convert
+from .demo_swarm import show_swarm
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
@@ -166,6 +168,7 @@ def demo(out: Console) -> int:
     show_conversion(out, examples)
     show_transcoding(out, examples)
     show_speed(out)
+    show_swarm(out, 8)
     return 0
 
 

@@ -52,7 +52,7 @@ from msgwire import AssistantMessage, TextBlock, UserMessage, context
 from msgwire.context import Context, EncouragementCounter
 
 from .conversation import Conversation
-from .providers import Provider, Request
+from .providers import HTTPProvider, Provider, Request
 from .store import AgentState, Mail, SQLStore
 from .tools import Approver, ToolRegistry, ToolRunner
 
@@ -85,7 +85,7 @@ class Swarm:
     def __init__(
         self,
         store: SQLStore,
-        provider: Provider,
+        provider: Provider | HTTPProvider,
         tools: ToolRegistry | None = None,
         *,
         model: str | None = None,

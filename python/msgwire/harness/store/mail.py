@@ -255,7 +255,7 @@ class SQLStore(SQLBase):
                 )
                 for m in mails
             ]
-            committed = self._commit(cur, conversation_id, drafts, None)
+            committed = self._commit(cur, conversation_id, drafts, None, fresh=True)
             cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (mails[-1].seq, key))
             return committed.results
 

@@ -159,6 +159,10 @@ class SQLBase:
     def _message_sql(self, alias: str) -> str:
         raise NotImplementedError
 
+    def _json_bytes(self, column: str) -> str:
+        """A text column read as bytes when the driver makes that cheaper (SQLite)."""
+        return column
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -321,13 +325,15 @@ class SQLBase:
         if last is not None and last < 0:
             raise ValueError(f"last must be at least 0, got {last}")
 
+        column = self._json_bytes("data_json")
+
         def work(cur: Cursor) -> list[tuple[Any, ...]] | None:
             if cur.one("SELECT 1 FROM msgwire_conversations WHERE id = ?", (key,)) is None:
                 return None
             if last is None:
-                return cur.rows("SELECT data_json FROM msgwire_messages WHERE conversation_id = ? ORDER BY seq", (key,))
+                return cur.rows(f"SELECT {column} FROM msgwire_messages WHERE conversation_id = ? ORDER BY seq", (key,))
             return cur.rows(
-                "SELECT data_json FROM (SELECT seq, data_json FROM msgwire_messages WHERE conversation_id = ? "
+                f"SELECT {column} FROM (SELECT seq, data_json FROM msgwire_messages WHERE conversation_id = ? "
                 "ORDER BY seq DESC LIMIT ?) recent ORDER BY seq",
                 (key, last),
             )
@@ -335,7 +341,13 @@ class SQLBase:
         rows = self._run(work)
         if rows is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
-        joined = "[" + ",".join(r[0] for r in rows) + "]"
+        # One decode of the whole list: the rows joined as one JSON array (bytes join is a copy).
+        first = rows[0][0] if rows else b""
+        joined = (
+            b"[" + b",".join([r[0] for r in rows]) + b"]"
+            if isinstance(first, bytes)
+            else "[" + ",".join([r[0] for r in rows]) + "]"
+        )
         try:
             return loads(joined, type=list[Message])
         except DecodeError:
@@ -404,7 +416,7 @@ class SQLBase:
             )
             for m in batch
         ]
-        return self.commit(conversation_id, drafts, None).results
+        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, None, fresh=True)).results
 
     def update(
         self, conversation_id: str, message: Message, decision: str, audit: Mapping[str, Any] | None = None
@@ -414,7 +426,7 @@ class SQLBase:
         draft = Draft(
             id=new_id(), timestamp=now(), message=message, decision=decision, audit=dict(audit or {}), how="update"
         )
-        return self.commit(conversation_id, [draft], None).results[0]
+        return self._run(lambda cur: self._commit(cur, conversation_id, [draft], None, fresh=True)).results[0]
 
     def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None) -> Committed:
         """Seal and store drafts in one transaction (see the module documentation); the
@@ -432,13 +444,16 @@ class SQLBase:
         )
         return self._entries(conversation_id, rows, "raise")
 
-    def _commit(self, cur: Cursor, conversation_id: str, drafts: Sequence[Draft], after: int | None) -> Committed:
+    def _commit(
+        self, cur: Cursor, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool = False
+    ) -> Committed:
         key = self._key(conversation_id)
         head = self._lock_head(cur, conversation_id)
         first_head = head.seq
         message_keys = [message_key(d.message) or d.id for d in drafts]
         known = self._known_messages(cur, key, message_keys)
-        known_entries = self._known_entries(cur, key, [d.id for d in drafts])
+        # Drafts made here have ids just made: only others' drafts may be a retry of stored ones.
+        known_entries = {} if fresh else self._known_entries(cur, key, [d.id for d in drafts])
         results: list[Entry | int] = []
         entry_rows: list[tuple[Any, ...]] = []
         inserts: list[tuple[Any, ...]] = []
@@ -505,7 +520,7 @@ class SQLBase:
             cur.run(f"UPDATE msgwire_conversations SET {sets} WHERE id = ?", (*params, key))
         # Entries to read back: other writers' since `after`, and those of no-op drafts.
         wanted = {r for r in results if isinstance(r, int)}
-        fresh: dict[int, Entry] = {}
+        stored_entries: dict[int, Entry] = {}
         if after is not None and after < first_head:
             wanted.update(range(after + 1, first_head + 1))
         if wanted:
@@ -513,10 +528,10 @@ class SQLBase:
                 _ENTRY_ROWS + " AND seq IN " + self._in(len(wanted)),
                 (key, *sorted(wanted)),
             )
-            fresh = {e.seq: e for e in self._entries(conversation_id, rows, "raise")}
+            stored_entries = {e.seq: e for e in self._entries(conversation_id, rows, "raise")}
         new = [r for r in results if isinstance(r, Entry)]
-        catch_up = [fresh[s] for s in range(after + 1, first_head + 1)] if after is not None else []
-        return Committed(entries=catch_up + new, results=[fresh[r] if isinstance(r, int) else r for r in results])
+        catch_up = [stored_entries[s] for s in range(after + 1, first_head + 1)] if after is not None else []
+        return Committed(entries=catch_up + new, results=[stored_entries[r] if isinstance(r, int) else r for r in results])
 
     def _lock_head(self, cur: Cursor, conversation_id: str) -> _Head:
         row = cur.one(

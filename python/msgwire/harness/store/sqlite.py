@@ -128,6 +128,9 @@ class SQLiteStore(SQLStore):
     def _message_sql(self, alias: str) -> str:
         return f"CAST(substr({alias}.body, {alias}.message_at + 1, {alias}.message_len) AS TEXT)"
 
+    def _json_bytes(self, column: str) -> str:
+        return f"CAST({column} AS BLOB)"  # no UTF-8 decode per row: the joined bytes are decoded once
+
     def _wait_remote(self, after: int, timeout: float) -> None:
         self._wait_local(after, min(timeout, self.poll_interval))
 

@@ -303,7 +303,7 @@ def chat_streams(draw: st.DrawFn) -> ChatStream:
         count = draw(st.integers(0, 4))
         per_call: list[list[dict[str, Any]]] = []
         for index in range(count):
-            call_id = "call_" + draw(_ids)
+            call_id = f"call_{draw(_ids)}{index}"  # ids are unique
             name = draw(_names)
             empty = draw(st.integers(0, 9)) == 0  # a server that sends "" for a no-argument call
             arguments = "" if empty else _dumps(draw(json_arguments), style)
@@ -460,7 +460,7 @@ def messages_streams(draw: st.DrawFn) -> MessagesStream:
             elif fragments and draw(st.booleans()):
                 fragments.insert(0, "")  # Anthropic's usual leading "" delta
             tool = MessagesBlock(
-                "tool_use", id="toolu_" + draw(_ids), name=draw(_names), arguments=arguments, input=value
+                "tool_use", id=f"toolu_{draw(_ids)}{len(blocks)}", name=draw(_names), arguments=arguments, input=value
             )
             blocks.append(tool)
             events.append(("tool_use", {"fragments": fragments}))

@@ -30,6 +30,7 @@ OPTIONAL = {
     "PIL": {"harness/resources/images.py", "harness/resources/ocr.py"},
     "mcp": {"harness/resources/mcp.py"},
     "pyarrow": {"harness/store/parquet.py"},
+    "pydantic_ai": {"interop/pydantic_ai.py"},
 }
 
 

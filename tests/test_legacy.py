@@ -273,3 +273,77 @@ def test_unknown_message_survives_rows_byte_for_byte() -> None:
     (back,) = Session.from_rows(session.to_rows()).messages
     assert type(back) is UnknownMessage
     assert back.raw == raw
+
+
+# --- a provider's own messages, and ids that do not change on re-import -----------------------
+
+
+def test_provider_shaped_lists_are_read_by_their_provider_reader(caplog: pytest.LogCaptureFixture) -> None:
+    openai_list = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "see"},
+                {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
+            ],
+        }
+    ]
+    anthropic_list = [
+        {"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://x/a.png"}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "t", "signature": "S"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]},
+    ]
+    gemini_list = [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"a": 1}, "id": "g1"}}]},
+    ]
+    with caplog.at_level("WARNING", logger="msgwire"):
+        openai = msgwire.loads(json.dumps(openai_list))
+        anthropic = msgwire.loads(json.dumps(anthropic_list))
+        gemini = msgwire.loads(json.dumps(gemini_list))
+    assert caplog.records == []  # no "unknown block" anywhere
+    assert [type(b).__name__ for b in openai.messages[0].content] == ["TextBlock", "ImageBlock"]  # type: ignore[union-attr]
+    assert [type(m).__name__ for m in anthropic.messages] == ["UserMessage", "AssistantMessage", "ToolResultMessage"]
+    assert [type(b).__name__ for b in anthropic.messages[1].content] == ["ThinkingBlock", "ToolCallBlock"]  # type: ignore[union-attr]
+    assert anthropic.messages[2].tool_call_id == "t1"  # type: ignore[union-attr]
+    assert gemini.messages[1].content[0].id == "g1"  # type: ignore[union-attr]
+    # the same as the provider's request reader
+    assert [m.content for m in gemini.messages] == [  # type: ignore[union-attr]
+        m.content
+        for m in msgwire.from_request({"contents": gemini_list}, "gemini").messages  # type: ignore[union-attr]
+    ]
+
+
+def test_imports_give_the_same_ids_twice() -> None:
+    body = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
+    first, again = msgwire.from_request(body, "openai"), msgwire.from_request(json.dumps(body), "openai")
+    assert [m.id for m in first.messages] == [m.id for m in again.messages]
+    assert len({m.id for m in first.messages}) == 2
+    assert [m.id for m in msgwire.read_request(body, "openai").messages] == [m.id for m in first.messages]
+    # a conversation that grew keeps the ids of its first messages
+    longer = {"messages": [*body["messages"], {"role": "user", "content": "more"}]}
+    assert [m.id for m in msgwire.from_request(longer, "openai").messages][:2] == [m.id for m in first.messages]
+    # the same messages at other places are other messages
+    swapped = {"messages": list(reversed(body["messages"]))}
+    assert not {m.id for m in msgwire.from_request(swapped, "openai").messages} & {m.id for m in first.messages}
+    # a legacy list without ids
+    log = json.dumps([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    assert [m.id for m in msgwire.loads(log).messages] == [m.id for m in msgwire.loads(log).messages]
+    # an id of the entry's own is kept
+    kept = msgwire.loads(json.dumps([{"role": "user", "content": "a", "id": "mine"}]))
+    assert kept.messages[0].id == "mine"
+
+
+def test_validate_flags_a_call_id_still_unanswered() -> None:
+    call = msgwire.ToolCallBlock(id="c1", name="f")
+    twice = [msgwire.assistant([call, call])]
+    with pytest.raises(msgwire.ValidationError, match="also an earlier call's"):
+        msgwire.validate(twice)
+    # reused once answered: fine (Gemini and Kimi reuse ids turn after turn)
+    msgwire.validate([msgwire.assistant([call]), msgwire.tool_result("c1", "ok"), msgwire.assistant([call])])

@@ -9,17 +9,20 @@ one: unknown messages and blocks are kept byte-for-byte, legacy shapes go throug
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, TypeVar, Union, get_args, overload
 
 import msgspec
 
-from . import legacy
+from . import _core, legacy
+from ._ids import derived_id
 from .errors import DecodeError, ValidationError, from_msgspec
 from .types import (
     SCHEMA_VERSION,
     ContentBlock,
     Message,
+    Request,
     Session,
     UnknownBlock,
     UnknownMessage,
@@ -57,9 +60,18 @@ _message_decoder = _decoder(Message)
 _block_decoder = _decoder(ContentBlock)
 _raw_fields = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _raw_items = msgspec.json.Decoder(list[msgspec.Raw])
+_raw_encoder = msgspec.json.Encoder()
 _raw_top = msgspec.json.Decoder(Union[dict[str, msgspec.Raw], list[msgspec.Raw]])
 # The types the slow path knows more shapes of (unknown tags, legacy forms).
-_SLOW_TARGETS = {Session, list[Message], Message, ContentBlock, *MESSAGE_CLASSES.values(), *BLOCK_CLASSES.values()}
+_SLOW_TARGETS = {
+    Session,
+    Request,
+    list[Message],
+    Message,
+    ContentBlock,
+    *MESSAGE_CLASSES.values(),
+    *BLOCK_CLASSES.values(),
+}
 
 
 def dumps(obj: Session | Message | list[Message] | Any) -> bytes:
@@ -143,6 +155,8 @@ def _loads_slow(data: bytes | str | memoryview, target: Any) -> Any:
         raise from_msgspec(exc, size=_byte_len(data)) from None
     if target is Session:
         return _session_from_raw(top)
+    if target is Request and isinstance(top, dict):
+        return _request_from_raw(top, data)
     if target == list[Message]:
         if isinstance(top, dict):
             return _session_from_raw(top).messages
@@ -183,6 +197,13 @@ def _session_from_raw(top: dict[str, msgspec.Raw] | list[msgspec.Raw]) -> Sessio
     if isinstance(top, list):
         if top and "kind" in _object_fields(top[0], "$[0]"):
             return legacy.session_from_rows([msgspec.json.decode(r) for r in top], message_from_raw)
+        entries = [msgspec.json.decode(r) for r in top]
+        dialect = legacy.provider_shape(entries)
+        if dialect is not None:  # a provider's messages: read as its request reader reads them
+            # (a list its reader refuses is read the plain way, whose errors name JSON paths)
+            with contextlib.suppress(DecodeError):
+                body = read_request_body(legacy.request_body(entries, dialect), dialect)
+                return _session_from_raw(_raw_fields.decode(body))
         return _build_session({}, top)
     if "messages" not in top and ("kind" in top or "role" in top or "type" in top):
         raise ValidationError([("$", "Expected a session envelope, got a single message; use type=Message")])
@@ -222,6 +243,41 @@ def _field(fields: dict[str, msgspec.Raw], name: str, type: Any, path: str, defa
         raise from_msgspec(exc, path) from None
 
 
+class _RequestRest(Request, kw_only=True, omit_defaults=True):
+    """A request without its messages (read apart, with the unknown fallback)."""
+
+    messages: list[msgspec.Raw] = msgspec.field(default_factory=list)  # type: ignore[assignment]
+
+
+_request_rest = msgspec.json.Decoder(_RequestRest)
+
+
+def _request_from_raw(top: dict[str, msgspec.Raw], data: bytes | str | memoryview) -> Request:
+    try:
+        rest = _request_rest.decode(data)
+    except msgspec.ValidationError as exc:
+        raise from_msgspec(exc) from None
+    items = _field(top, "messages", list[msgspec.Raw], "$.messages", default=[])
+    fields = {f: getattr(rest, f) for f in Request.__struct_fields__ if f != "messages"}
+    return Request(messages=_messages_from_raw(items, "$.messages"), **fields)
+
+
+def read_request_body(body: bytes, dialect: str) -> bytes:
+    """A request body of ``dialect`` read by the core, each message given an id derived from
+    the dialect, its position and its bytes as read (see ``_ids``): reading twice gives the
+    same ids."""
+    read = _core.from_request_json(body, dialect)
+    top = _raw_fields.decode(read)
+    if "messages" not in top:
+        return read
+    items = _raw_items.decode(top["messages"])
+    with_ids = [
+        b'{"id":"%s",%s' % (derived_id(dialect, i, bytes(raw)).encode(), bytes(raw)[1:]) for i, raw in enumerate(items)
+    ]
+    top["messages"] = msgspec.Raw(b"[" + b",".join(with_ids) + b"]")
+    return _raw_encoder.encode(top)
+
+
 def _messages_from_raw(items: list[msgspec.Raw], path: str) -> list[Any]:
     return [message_from_raw(raw, f"{path}[{i}]") for i, raw in enumerate(items)]
 
@@ -242,7 +298,7 @@ def message_from_raw(raw: msgspec.Raw, path: str) -> Any:
     fields = _object_fields(raw, path)
     if "type" not in fields:
         if "role" in fields:
-            return legacy.message_from_role(msgspec.json.decode(raw), path)
+            return legacy.message_from_role(msgspec.json.decode(raw), path, bytes(raw))
         raise from_msgspec(first_error, path) from None
     tag = _field(fields, "type", str, f"{path}.type")
     cls = MESSAGE_CLASSES.get(tag)

@@ -79,7 +79,7 @@ import msgspec
 
 from . import _core
 from ._corestream import decode_message
-from .codec import dumps, loads
+from .codec import dumps, loads, read_request_body
 from .types import (
     AssistantMessage,
     CacheControl,
@@ -164,7 +164,6 @@ class _Options(msgspec.Struct, kw_only=True, omit_defaults=True):
 _options_encoder = msgspec.json.Encoder()
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 _report_decoder = msgspec.json.Decoder(LossReport)
-_request_decoder = msgspec.json.Decoder(Request)
 
 
 def _settings(request: Request) -> _Settings | None:
@@ -330,8 +329,8 @@ def read_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Reques
     ``name``). Fields msgwire has no place for are kept in ``Request.extra`` with the dialect,
     and written back by ``to_request`` to the same dialect: ``to_request(read_request(body, d),
     d) == body`` for the bodies msgwire writes."""
-    data = _body_bytes(body, "read_request")
-    return _request_decoder.decode(_core.from_request_json(data, dialect))
+    request: Request = loads(read_request_body(_body_bytes(body, "read_request"), dialect), type=Request)
+    return request
 
 
 def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Session:
@@ -342,7 +341,8 @@ def from_request(body: dict[str, Any] | bytes | str, dialect: Dialect) -> Sessio
     Raises ``DecodeError`` (with ``offset`` into the JSON) for a body of the wrong shape. The rest
     of the request (tools, settings) is read by ``read_request``."""
     data = _body_bytes(body, "from_request")
-    return loads(_core.from_request_json(data, dialect))
+    session: Session = loads(read_request_body(data, dialect))
+    return session
 
 
 # --- non-streamed responses -------------------------------------------------------------------

@@ -12,6 +12,12 @@ Two legacy shapes exist in the wild, and both load transparently as a v1 ``Sessi
   canonical message in ``data_json`` instead.
 
 A legacy ``system`` entry becomes the session's ``system_prompt``.
+
+A list of a provider's own messages (OpenAI ``image_url`` parts, ``tool_calls`` and ``tool``
+messages; Anthropic ``tool_use`` / ``tool_result`` / ``thinking`` blocks; Gemini ``parts``) is
+read by that provider's request reader, as ``formats.from_request`` reads a body: nothing of it
+becomes an unknown block. Messages read without an id get one derived from their position and
+bytes (see ``_ids``), so importing the same log twice gives the same ids.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from ._ids import derived_id
 from .errors import ValidationError
 from .types import (
     AssistantMessage,
@@ -48,11 +55,14 @@ def _fail(path: str, message: str) -> ValidationError:
     return ValidationError([(path, message)])
 
 
-def _ids(entry: dict[str, Any]) -> dict[str, Any]:
-    """Keep a legacy entry's own id and timestamp when it has them."""
+def _ids(entry: dict[str, Any], derived: str | None = None) -> dict[str, Any]:
+    """Keep a legacy entry's own id and timestamp when it has them (``derived``: the id of an
+    entry without one)."""
     found: dict[str, Any] = {}
     if isinstance(entry.get("id"), str) and entry["id"]:
         found["id"] = entry["id"]
+    elif derived is not None:
+        found["id"] = derived
     stamp = entry.get("timestamp", entry.get("created_at"))
     if stamp is not None:
         # an unreadable legacy timestamp is dropped; the message gets a fresh one
@@ -87,14 +97,16 @@ def _arguments_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else msgspec.json.encode(arguments).decode()
 
 
-def message_from_role(entry: dict[str, Any], path: str) -> Any:
-    """A canonical message (or ``SystemText``) from one ``{"role", "content"}`` entry."""
+def message_from_role(entry: dict[str, Any], path: str, raw: bytes = b"") -> Any:
+    """A canonical message (or ``SystemText``) from one ``{"role", "content"}`` entry; ``raw``:
+    its bytes, from which (with ``path``) an entry without an id gets one."""
+    derived = derived_id("legacy", path, raw) if raw else None
     role = entry.get("role")
     blocks = _text_blocks(entry.get("content"), f"{path}.content")
     if role in ("system", "developer"):
         return SystemText("".join(b.text for b in blocks if isinstance(b, TextBlock)))
     if role == "user":
-        return UserMessage(content=blocks, **_ids(entry))
+        return UserMessage(content=blocks, **_ids(entry, derived))
     if role == "assistant":
         calls = entry.get("tool_calls") or []
         if not isinstance(calls, list):
@@ -110,15 +122,59 @@ def message_from_role(entry: dict[str, Any], path: str) -> Any:
                     arguments=_arguments_text(function.get("arguments", call.get("arguments"))),
                 )
             )
-        return AssistantMessage(content=blocks, **_ids(entry))
+        return AssistantMessage(content=blocks, **_ids(entry, derived))
     if role == "tool":
         return ToolResultMessage(
             tool_call_id=str(entry.get("tool_call_id") or ""),
             tool_name=entry.get("name"),
             content=blocks,
-            **_ids(entry),
+            **_ids(entry, derived),
         )
     raise _fail(f"{path}.role", f"Unknown legacy role {role!r}")
+
+
+# --- a provider's own messages ------------------------------------------------------------------
+
+_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use"}
+_OPENAI_PARTS = {"image_url", "input_audio", "file", "refusal"}
+
+
+def provider_shape(entries: list[Any]) -> str | None:
+    """The dialect whose messages ``entries`` are, when they hold what only that dialect writes
+    and the plain reader would keep as unknown blocks (``None``: role/content entries, OpenAI
+    ``tool_calls`` and ``tool`` messages included, which the plain reader reads)."""
+    openai = False
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        if "parts" in entry and "content" not in entry:
+            return "gemini"
+        content = entry.get("content")
+        parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+        kinds = {p.get("type") for p in parts}
+        if kinds & _ANTHROPIC_BLOCKS or any(p.get("type") == "image" and "source" in p for p in parts):
+            return "anthropic"
+        openai = openai or bool(kinds & _OPENAI_PARTS)
+    return "openai" if openai else None
+
+
+def request_body(entries: list[Any], dialect: str) -> bytes:
+    """The request body of ``dialect`` that holds ``entries`` (system entries as its system
+    prompt where the dialect keeps it apart)."""
+    if dialect == "openai":
+        return msgspec.json.encode({"messages": entries})
+    system = [e for e in entries if e.get("role") in ("system", "developer")]
+    rest = [e for e in entries if e.get("role") not in ("system", "developer")]
+    texts = [t.text for e in system for t in _text_blocks(e.get("content"), "$") if isinstance(t, TextBlock)]
+    if dialect == "anthropic":
+        body: dict[str, Any] = {"messages": rest}
+        if texts:
+            body["system"] = "\n\n".join(texts)
+        return msgspec.json.encode(body)
+    body = {"contents": rest}
+    if texts:
+        body["systemInstruction"] = {"parts": [{"text": t} for t in texts]}
+    return msgspec.json.encode(body)
 
 
 def session_from_rows(rows: list[Any], read_raw: RawMessageReader) -> Session:

@@ -16,12 +16,11 @@ known tags (see ``codec.py`` for the fallback that produces the unknown ones).
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import threading
-import time
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 import msgspec
+
+from ._ids import derived_id, new_id, now
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -100,40 +99,6 @@ RecognitionMode = Literal["vision", "ocr", "auto"]
 UserSource = Literal["direct", "broadcast", "synthetic", "context"]
 """``context``: context the system provides (an MCP resource, a file it attached), not typed by
 anyone; sent as a user turn (see ``docs/formats.md``)."""
-
-
-# --- ids and clocks -------------------------------------------------------------------------
-
-_id_lock = threading.Lock()
-_id_last_ms = 0
-_id_counter = 0
-
-
-def new_id() -> str:
-    """A UUIDv7 string: time-ordered (sorts by creation), unique across processes.
-
-    Within one millisecond a 12-bit counter keeps ids from one process monotonic (RFC 9562,
-    section 6.2, method 1); it starts at a random value below 2048 each new millisecond.
-    """
-    global _id_last_ms, _id_counter
-    rand = int.from_bytes(os.urandom(8), "big")
-    with _id_lock:
-        ms = time.time_ns() // 1_000_000
-        if ms > _id_last_ms:
-            _id_last_ms, _id_counter = ms, rand >> 53
-        elif _id_counter < 0xFFF:
-            _id_counter += 1
-        else:  # counter spent within one millisecond: borrow the next one
-            _id_last_ms, _id_counter = _id_last_ms + 1, 0
-        ms, counter = _id_last_ms, _id_counter
-    value = (ms & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand & ((1 << 62) - 1)
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def now() -> _dt.datetime:
-    """The current time, timezone-aware UTC (the only kind of timestamp the schema stores)."""
-    return _dt.datetime.now(_dt.UTC)
 
 
 # --- bases ----------------------------------------------------------------------------------

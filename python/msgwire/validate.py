@@ -64,6 +64,8 @@ class _Checker:
     def __init__(self, allow_empty_text: bool) -> None:
         self.allow_empty_text = allow_empty_text
         self.errors: list[tuple[str, str]] = []
+        # calls not answered yet: an id may be reused once its call has its result
+        self.unanswered: set[str] = set()
 
     def fail(self, path: str, message: str) -> None:
         self.errors.append((path, message))
@@ -100,13 +102,17 @@ class _Checker:
             if not isinstance(block, allowed):
                 self.fail(where, f"a {_tag(block)} block cannot be part of a {_tag(message)} message")
             self.block(block, where)
-            if isinstance(block, ToolCallBlock):
+            if isinstance(block, ToolCallBlock) and isinstance(message, AssistantMessage):
+                if block.id and block.id in self.unanswered:
+                    self.fail(f"{where}.id", f"tool call id {block.id!r} is also an earlier call's, still unanswered")
                 calls.add(block.id)
+                self.unanswered.add(block.id)
         if isinstance(message, ToolResultMessage):
             if not message.tool_call_id:
                 self.fail(f"{path}.tool_call_id", "tool_call_id must not be empty")
             elif check_answers and message.tool_call_id not in calls:
                 self.fail(f"{path}.tool_call_id", f"no earlier tool_call has id {message.tool_call_id!r}")
+            self.unanswered.discard(message.tool_call_id)
             if message.duration_ms is not None and message.duration_ms < 0:
                 self.fail(f"{path}.duration_ms", "duration_ms must not be negative")
 

@@ -25,6 +25,7 @@ pub(crate) const PLACES: Places = Places {
     metadata: None,
     user: Some(&["metadata", "user_id"]),
     conversation: &["messages", "system", "tools"],
+    handled: &["parallel_tool_calls", "metadata"],
 };
 
 pub(crate) fn write(settings: &Settings, out: &mut Out<'_>) {

@@ -23,6 +23,7 @@ pub(crate) const PLACES: Places = Places {
     metadata: None,
     user: None,
     conversation: &["contents", "systemInstruction", "tools"],
+    handled: &[],
 };
 
 const OLD_SCHEMA: &str = "responseSchema";

@@ -190,6 +190,9 @@ pub(crate) struct Places {
     pub user: Option<Path>,
     /// Top-level fields that carry the conversation and the tools (read by the dialect itself).
     pub conversation: &'static [&'static str],
+    /// Settings without a place here that the dialect's own writer carries another way
+    /// (Anthropic's parallel calls in its tool choice): not reported as dropped.
+    pub handled: &'static [&'static str],
 }
 
 /// The fields of a body being written, with what could not be carried reported.
@@ -240,7 +243,7 @@ impl<'r> Out<'r> {
         let Some(value) = value else { return };
         match path {
             Some(path) => set(&mut self.fields, path, value),
-            None if reported => {
+            None if reported && !self.places.handled.contains(&name) => {
                 let reason = format!("{} requests have no `{name}`", self.places.dialect);
                 self.report.push(Loss::setting(name, Action::Drop, reason));
             }

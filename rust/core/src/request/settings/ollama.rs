@@ -21,6 +21,7 @@ pub(crate) const PLACES: Places = Places {
     metadata: None,
     user: None,
     conversation: &["messages", "tools"],
+    handled: &[],
 };
 
 pub(crate) fn write(settings: &Settings, out: &mut Out<'_>) {

@@ -26,6 +26,7 @@ pub(crate) const PLACES: Places = Places {
     metadata: Some(&["metadata"]),
     user: Some(&["user"]),
     conversation: &["messages", "tools"],
+    handled: &[],
 };
 
 /// The older spelling of `max_completion_tokens`, kept when a body used it (compatible servers).

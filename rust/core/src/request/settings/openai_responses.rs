@@ -21,6 +21,7 @@ pub(crate) const PLACES: Places = Places {
     metadata: Some(&["metadata"]),
     user: Some(&["user"]),
     conversation: &["input", "instructions", "tools"],
+    handled: &[],
 };
 
 pub(crate) fn write(settings: &Settings, out: &mut Out<'_>) {

@@ -1,0 +1,309 @@
+"""pydantic-ai's message history, both ways: ``to_model_messages`` (a msgwire conversation as
+``list[ModelMessage]`` for ``agent.run(..., message_history=...)``) and ``from_model_messages``
+(``result.all_messages()`` as a ``msgwire.Session``).
+
+What maps one to one: user text and images (URL ``ImageUrl`` with the ``detail`` as vendor
+metadata, base64 ``BinaryContent``), assistant text, thinking with its signature and provider,
+tool calls (the arguments' JSON text exactly as sent), tool results (``outcome`` from the
+result's ``status``: ``error`` is pydantic-ai's ``failed``), usage, model, provider, response id
+and finish reason. A file reference, an MCP resource or an image known only by its recognized
+text goes as the marked text the request writers send for it (rendered by the Rust core);
+``system_control`` messages are left out, as for every model. Reading back, a part msgwire has no
+block for is kept whole as an ``UnknownBlock`` of its pydantic-ai JSON.
+
+pydantic-ai is imported here only (``pip install 'msgwire[pydantic-ai]'``). The openai and
+anthropic SDKs' own message params need no interop module: they are dicts of the providers'
+request formats, which ``msgwire.from_request`` and ``to_request`` read and write.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+)
+from pydantic_ai.usage import RequestUsage
+
+from ..formats import to_request
+from ..types import (
+    AssistantMessage,
+    Base64Source,
+    ContentBlock,
+    ImageBlock,
+    Message,
+    Session,
+    StopReason,
+    SystemControlMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultMessage,
+    UnknownBlock,
+    UnknownMessage,
+    UrlSource,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["from_model_messages", "to_model_messages"]
+
+_FINISH: dict[StopReason, str] = {
+    "end_turn": "stop",
+    "length": "length",
+    "tool_use": "tool_call",
+    "content_filter": "content_filter",
+    "refusal": "content_filter",
+    "error": "error",
+}
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "length",
+    "tool_call": "tool_use",
+    "content_filter": "content_filter",
+    "error": "error",
+}
+_OUTCOME = {"success": "success", "error": "failed", "denied": "denied", "interrupted": "interrupted"}
+_STATUS = {
+    "success": "success",
+    "failed": "error",
+    "denied": "denied",
+    "interrupted": "interrupted",
+    "retried": "error",
+}
+
+
+# --- msgwire -> pydantic-ai --------------------------------------------------------------------
+
+
+def to_model_messages(source: Session | Sequence[Message], *, system_prompt: str | None = None) -> list[ModelMessage]:
+    """The conversation as pydantic-ai's message history: each user message and each run of tool
+    results is one ``ModelRequest`` (the system prompt opens the first), each assistant message a
+    ``ModelResponse``."""
+    messages = list(source.messages if isinstance(source, Session) else source)
+    if system_prompt is None and isinstance(source, Session):
+        system_prompt = source.system_prompt
+    out: list[ModelMessage] = []
+    pending: list[ModelRequestPart] = [SystemPromptPart(content=system_prompt)] if system_prompt else []
+
+    def flush() -> None:
+        if pending:
+            out.append(ModelRequest(parts=list(pending)))
+            pending.clear()
+
+    for message in messages:
+        if isinstance(message, (SystemControlMessage, UnknownMessage)):
+            continue
+        if isinstance(message, AssistantMessage):
+            flush()
+            out.append(_response(message))
+        elif isinstance(message, ToolResultMessage):
+            pending.append(_tool_return(message))
+        elif isinstance(message, UserMessage):
+            pending.append(UserPromptPart(content=_user_content(message.content), timestamp=message.timestamp))
+    flush()
+    return out
+
+
+def _marked_text(block: ContentBlock) -> str:
+    """A block no pydantic-ai part holds, as the text the request writers send for it."""
+    body = to_request([UserMessage(content=[block])], "openai")
+    content = body["messages"][0]["content"] if body["messages"] else ""
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def _user_content(blocks: list[ContentBlock]) -> str | list[UserContent]:
+    parts: list[UserContent] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ImageBlock) and isinstance(block.source, UrlSource) and block.mode_used != "ocr":
+            metadata = {"detail": block.detail} if block.detail else None
+            parts.append(ImageUrl(url=block.source.url, vendor_metadata=metadata))
+        elif isinstance(block, ImageBlock) and isinstance(block.source, Base64Source) and block.mode_used != "ocr":
+            parts.append(BinaryContent(data=base64.b64decode(block.source.data), media_type=block.source.media_type))
+        elif isinstance(block, UnknownBlock):
+            parts.append(block.raw.decode())
+        else:
+            parts.append(_marked_text(block))
+    if all(isinstance(p, str) for p in parts) and len(parts) == 1:
+        return parts[0]  # type: ignore[return-value]
+    return parts
+
+
+def _response(message: AssistantMessage) -> ModelResponse:
+    parts: list[ModelResponsePart] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(TextPart(content=block.text))
+        elif isinstance(block, ThinkingBlock):
+            parts.append(
+                ThinkingPart(content=block.thinking, signature=block.signature, provider_name=message.provider)
+            )
+        elif isinstance(block, ToolCallBlock):
+            parts.append(ToolCallPart(tool_name=block.name, args=block.arguments, tool_call_id=block.id))
+        else:
+            parts.append(TextPart(content=_marked_text(block)))
+    usage = message.usage or Usage()
+    return ModelResponse(
+        parts=parts,
+        usage=RequestUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+        ),
+        model_name=message.model,
+        timestamp=message.timestamp,
+        provider_name=message.provider,
+        provider_response_id=message.response_id,
+        finish_reason=_FINISH.get(message.stop_reason) if message.stop_reason else None,  # type: ignore[arg-type]
+    )
+
+
+def _tool_return(message: ToolResultMessage) -> ToolReturnPart:
+    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    content: Any = message.structured_content if message.structured_content is not None else text
+    return ToolReturnPart(
+        tool_name=message.tool_name or "",
+        content=content,
+        tool_call_id=message.tool_call_id,
+        timestamp=message.timestamp,
+        outcome=_OUTCOME[message.status],  # type: ignore[arg-type]
+    )
+
+
+# --- pydantic-ai -> msgwire --------------------------------------------------------------------
+
+
+def from_model_messages(messages: Sequence[ModelMessage]) -> Session:
+    """pydantic-ai's message history as a ``Session`` (its system prompt parts joined as the
+    session's system prompt)."""
+    session = Session()
+    system: list[str] = []
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            session.messages.append(_assistant(message))
+            continue
+        for part in message.parts:
+            if isinstance(part, SystemPromptPart):
+                system.append(part.content)
+            elif isinstance(part, UserPromptPart):
+                session.messages.append(UserMessage(content=_blocks(part.content), timestamp=part.timestamp))
+            elif isinstance(part, ToolReturnPart):
+                session.messages.append(_result(part))
+            elif isinstance(part, RetryPromptPart):
+                text = part.model_response()
+                if part.tool_name is None:
+                    session.messages.append(UserMessage(content=[TextBlock(text=text)], timestamp=part.timestamp))
+                else:
+                    session.messages.append(
+                        ToolResultMessage(
+                            tool_call_id=part.tool_call_id,
+                            tool_name=part.tool_name,
+                            content=[TextBlock(text=text)],
+                            is_error=True,
+                            status="error",
+                            timestamp=part.timestamp,
+                        )
+                    )
+    if system:
+        session.system_prompt = "\n\n".join(system)
+    return session
+
+
+def _kept(part: Any, kind: str) -> UnknownBlock:
+    """A pydantic-ai part msgwire has no block for, kept whole as its JSON."""
+    return UnknownBlock(msgspec.json.encode({"type": kind, "part": _dump(part)}), kind)
+
+
+def _dump(value: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(type(value)).dump_python(value, mode="json")
+
+
+def _blocks(content: str | Sequence[UserContent]) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    blocks: list[ContentBlock] = []
+    for item in content:
+        if isinstance(item, str):
+            blocks.append(TextBlock(text=item))
+        elif isinstance(item, ImageUrl):
+            detail = (item.vendor_metadata or {}).get("detail")
+            blocks.append(ImageBlock(source=UrlSource(url=item.url), detail=detail))
+        elif isinstance(item, BinaryContent) and item.is_image:
+            data = base64.b64encode(item.data).decode()
+            blocks.append(ImageBlock(source=Base64Source(media_type=item.media_type, data=data)))
+        else:
+            blocks.append(_kept(item, "pydantic_ai_content"))
+    return blocks
+
+
+def _assistant(response: ModelResponse) -> AssistantMessage:
+    content: list[ContentBlock] = []
+    for part in response.parts:
+        if isinstance(part, TextPart):
+            content.append(TextBlock(text=part.content))
+        elif isinstance(part, ThinkingPart):
+            content.append(ThinkingBlock(thinking=part.content, signature=part.signature))
+        elif isinstance(part, ToolCallPart):
+            args = part.args if isinstance(part.args, str) else msgspec.json.encode(part.args or {}).decode()
+            content.append(ToolCallBlock(id=part.tool_call_id, name=part.tool_name, arguments=args))
+        else:
+            content.append(_kept(part, "pydantic_ai_part"))
+    u = response.usage
+    usage = Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_read_tokens=u.cache_read_tokens,
+        cache_write_tokens=u.cache_write_tokens,
+    )
+    return AssistantMessage(
+        content=content,
+        usage=usage,
+        model=response.model_name,
+        provider=response.provider_name,
+        response_id=response.provider_response_id,
+        stop_reason=_STOP.get(response.finish_reason) if response.finish_reason else None,
+        raw_stop_reason=response.finish_reason,
+        timestamp=response.timestamp,
+    )
+
+
+def _result(part: ToolReturnPart) -> ToolResultMessage:
+    content = part.content
+    structured = None
+    if isinstance(content, str):
+        text = content
+    else:
+        structured = _dump(content) if not isinstance(content, (dict, list, int, float, bool)) else content
+        text = msgspec.json.encode(structured).decode()
+    status = _STATUS.get(part.outcome, "success")
+    return ToolResultMessage(
+        tool_call_id=part.tool_call_id,
+        tool_name=part.tool_name,
+        content=[TextBlock(text=text)] if text else [],
+        is_error=status != "success",
+        status=status,  # type: ignore[arg-type]
+        structured_content=structured,
+        timestamp=part.timestamp,
+    )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 import msgspec
 
-from ._ids import derived_id, new_id, now
+from ._ids import new_id, now
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from msgwire import TextBlock, UserMessage, loads
-from msgwire.types import new_id, now
+from msgwire._ids import new_id, now
 
 from ..audit import Draft, Entry
 from .sql import Cursor, SQLBase

@@ -24,8 +24,8 @@ from typing import IO, Any, Literal, Self, TypeVar
 import msgspec
 
 from msgwire import Message, Session, loads
+from msgwire._ids import new_id, now
 from msgwire.errors import DecodeError, StoreError
-from msgwire.types import new_id, now
 
 from ..audit import GENESIS, AuditHeader, Committed, Draft, Entry, Parent, decode_entries, seal_draft
 from ..conversation import Conversation, default_decision, message_key, state_before
@@ -531,7 +531,9 @@ class SQLBase:
             stored_entries = {e.seq: e for e in self._entries(conversation_id, rows, "raise")}
         new = [r for r in results if isinstance(r, Entry)]
         catch_up = [stored_entries[s] for s in range(after + 1, first_head + 1)] if after is not None else []
-        return Committed(entries=catch_up + new, results=[stored_entries[r] if isinstance(r, int) else r for r in results])
+        return Committed(
+            entries=catch_up + new, results=[stored_entries[r] if isinstance(r, int) else r for r in results]
+        )
 
     def _lock_head(self, cur: Cursor, conversation_id: str) -> _Head:
         row = cur.one(

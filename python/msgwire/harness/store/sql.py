@@ -128,6 +128,12 @@ class SQLBase:
     url: str
     types: Types
     _for_update = ""
+    # the message rows of a conversation (all, or the last N), in order
+    _all_json = "SELECT {column} FROM msgwire_messages WHERE conversation_id = ? ORDER BY seq"
+    _last_json = (
+        "SELECT {column} FROM (SELECT seq, data_json FROM msgwire_messages WHERE conversation_id = ? "
+        "ORDER BY seq DESC LIMIT ?) recent ORDER BY seq"
+    )
     _retries = 8
 
     # --- dialect hooks (subclasses) -----------------------------------------------------------
@@ -331,22 +337,19 @@ class SQLBase:
             if cur.one("SELECT 1 FROM msgwire_conversations WHERE id = ?", (key,)) is None:
                 return None
             if last is None:
-                return cur.rows(f"SELECT {column} FROM msgwire_messages WHERE conversation_id = ? ORDER BY seq", (key,))
-            return cur.rows(
-                f"SELECT {column} FROM (SELECT seq, data_json FROM msgwire_messages WHERE conversation_id = ? "
-                "ORDER BY seq DESC LIMIT ?) recent ORDER BY seq",
-                (key, last),
-            )
+                return cur.rows(self._all_json.format(column=column), (key,))
+            return cur.rows(self._last_json.format(column=column), (key, last))
 
         rows = self._run(work)
         if rows is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
-        # One decode of the whole list: the rows joined as one JSON array (bytes join is a copy).
+        # One decode of the whole list: the rows joined as one JSON array (bytes join is a copy;
+        # a dialect that aggregates in the server sends one row already joined).
         first = rows[0][0] if rows else b""
         joined = (
             b"[" + b",".join([r[0] for r in rows]) + b"]"
             if isinstance(first, bytes)
-            else "[" + ",".join([r[0] for r in rows]) + "]"
+            else "[" + ",".join([r[0] for r in rows if r[0] is not None]) + "]"
         )
         try:
             return loads(joined, type=list[Message])

@@ -54,7 +54,7 @@ seed_transcode 4 "$wire"/ollama/*.ndjson
 
 # The canonical target reads the whole input as a session: no header.
 mkdir -p "$out/canonical"
-cp examples/session.json fuzz/seeds/canonical/*.json "$out/canonical/"
+cp python/msgwire/examples/session.json fuzz/seeds/canonical/*.json "$out/canonical/"
 
 # request: `[mode] [source] [body]` (fuzz/src/request.rs). The canonical examples go to every
 # dialect (mode bits 0-2) with each option set (bits 6-7); the request fixtures are read first as
@@ -65,7 +65,7 @@ dialect_index() { # the index of a fixture directory in DialectName::ALL
     case $1 in openai) echo 0;; openai-responses) echo 1;; anthropic) echo 2;; gemini) echo 3;; ollama) echo 4;; esac
 }
 mkdir -p "$out/request" "$out/request_read" "$out/response"
-for file in examples/session.json fuzz/seeds/canonical/*.json; do
+for file in python/msgwire/examples/session.json fuzz/seeds/canonical/*.json; do
     for target in 0 1 2 3 4; do
         for options in 0 1 2 3; do
             mode=$(printf '\\x%02x' $((target | options << 6)))

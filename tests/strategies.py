@@ -20,10 +20,13 @@ from msgwire import (
     AssistantMessage,
     Base64Source,
     CacheControl,
+    Citation,
     FileReferenceBlock,
     ImageBlock,
     MCPResourceBlock,
     PathSource,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
     Session,
     SystemControlMessage,
     TextBlock,
@@ -108,8 +111,108 @@ unknown_messages = unknown_tags(MESSAGE_CLASSES).flatmap(
 # --- content blocks ---------------------------------------------------------------------------
 
 cache_controls = st.builds(CacheControl, type=st.just("ephemeral"), ttl=optional(st.sampled_from(["5m", "1h"])))
-text_blocks = st.builds(TextBlock, text=texts, cache_control=optional(cache_controls))
-thinking_blocks = st.builds(ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts))
+# A provider's object kept whole (a citation's, a server tool block's): as each provider writes
+# it where msgwire writes it back to that provider (the SDKs' types check those bodies), else any
+# object, in odd spacing.
+_hostile_raw = texts.flatmap(raw_objects).map(msgspec.Raw)
+indexes = st.integers(0, 2**63 - 1)
+
+
+def _raw(value: dict[str, Any]) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode(value))
+
+
+_web_search_citations = st.fixed_dictionaries(
+    {
+        "type": st.just("web_search_result_location"),
+        "cited_text": texts,
+        "url": texts,
+        "title": optional(texts),
+        "encrypted_index": texts,
+    }
+)
+
+
+@st.composite
+def citations(draw: st.DrawFn) -> Citation:
+    kind = draw(st.sampled_from(["web_search_result_location", "url_citation", "grounding", "other"]))
+    if kind == "web_search_result_location":
+        raw = draw(_web_search_citations)
+        return Citation(kind=kind, url=raw["url"], title=raw["title"], cited_text=raw["cited_text"], raw=_raw(raw))
+    return Citation(
+        kind=draw(texts) if kind == "other" else kind,
+        url=draw(optional(texts)),
+        title=draw(optional(texts)),
+        cited_text=draw(optional(texts)),
+        start_index=draw(optional(indexes)),
+        end_index=draw(optional(indexes)),
+        raw=draw(st.just(msgspec.UNSET) | _hostile_raw) if kind == "other" else msgspec.UNSET,
+    )
+
+
+text_blocks = st.builds(
+    TextBlock,
+    text=texts,
+    citations=st.lists(citations(), max_size=2),
+    item_id=optional(nonempty_texts),
+    cache_control=optional(cache_controls),
+)
+thinking_blocks = st.builds(
+    ThinkingBlock, thinking=texts, signature=optional(texts), redacted=optional(texts), item_id=optional(nonempty_texts)
+)
+_server_names = st.sampled_from(["web_search", "web_fetch", "code_execution"])
+
+
+@st.composite
+def server_tool_call_blocks(draw: st.DrawFn) -> ServerToolCallBlock:
+    call_id, dialect = draw(ids), draw(st.sampled_from(["anthropic", "openai-responses", "gemini", "other"]))
+    if dialect == "anthropic":
+        name, arguments = draw(_server_names), draw(json_objects)
+        raw = {"type": "server_tool_use", "id": call_id, "name": name, "input": arguments}
+        kind = "server_tool_use"
+    elif dialect == "openai-responses":
+        name, arguments = "web_search", {"type": "search", "query": draw(texts)}
+        raw = {"type": "web_search_call", "id": call_id, "status": "completed", "action": arguments}
+        kind = "web_search_call"
+    elif dialect == "gemini":
+        name, arguments = "google_search", {"queries": draw(st.lists(texts, max_size=2))}
+        raw = {"webSearchQueries": arguments["queries"], "groundingChunks": [{"web": {"uri": draw(texts)}}]}
+        kind = "grounding_metadata"
+    else:
+        block = ServerToolCallBlock(
+            id=call_id,
+            name=draw(texts),
+            arguments=draw(arguments_texts),
+            kind=draw(texts),
+            dialect=draw(texts),
+            raw=draw(_hostile_raw),
+        )
+        return block
+    encoded = msgspec.json.encode(arguments).decode()
+    return ServerToolCallBlock(id=call_id, name=name, arguments=encoded, kind=kind, dialect=dialect, raw=_raw(raw))
+
+
+@st.composite
+def server_tool_result_blocks(draw: st.DrawFn) -> ServerToolResultBlock:
+    call_id = draw(ids)
+    if draw(st.booleans()):
+        result = {
+            "type": "web_search_result",
+            "url": draw(texts),
+            "title": draw(texts),
+            "encrypted_content": draw(texts),
+        }
+        raw = {"type": "web_search_tool_result", "tool_use_id": call_id, "content": [result]}
+        return ServerToolResultBlock(tool_call_id=call_id, kind=raw["type"], dialect="anthropic", raw=_raw(raw))
+    return ServerToolResultBlock(
+        tool_call_id=call_id,
+        kind=draw(texts),
+        is_error=draw(st.booleans()),
+        dialect=draw(texts),
+        raw=draw(_hostile_raw),
+    )
+
+
 image_sources = st.one_of(
     st.builds(UrlSource, url=texts),
     st.builds(Base64Source, media_type=texts, data=texts),
@@ -159,6 +262,7 @@ tool_call_blocks = st.builds(
     arguments=arguments_texts,
     approval=st.sampled_from(["pending", "approved", "denied"]),
     malformed=st.booleans(),
+    item_id=optional(texts),
     cache_control=optional(cache_controls),
 )
 
@@ -170,6 +274,8 @@ BLOCKS: dict[type, st.SearchStrategy[Any]] = {
     FileReferenceBlock: file_reference_blocks,
     MCPResourceBlock: mcp_resource_blocks,
     ToolCallBlock: tool_call_blocks,
+    ServerToolCallBlock: server_tool_call_blocks(),
+    ServerToolResultBlock: server_tool_result_blocks(),
 }
 known_blocks = st.one_of(*BLOCKS.values())
 blocks = known_blocks | unknown_blocks

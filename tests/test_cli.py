@@ -39,7 +39,7 @@ from msgwire.cli.live import TAIL, LiveView
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "tests"
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "python" / "msgwire" / "examples"
 RECORDINGS = sorted(p for p in (EXAMPLES / "streams").iterdir() if p.suffix in (".sse", ".ndjson"))
 WIRE = sorted(p for p in (HERE / "fixtures" / "wire").glob("*/*") if p.suffix in (".sse", ".ndjson"))
 GOLDEN = HERE / "snapshots" / "cli" / "parse"

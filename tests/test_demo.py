@@ -10,9 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_demo_runs_and_shows_every_message_type() -> None:
+def test_demo_runs_and_shows_every_message_type(tmp_path: Path) -> None:
+    # from outside the checkout: the examples are package data, not files of the source tree
     done = subprocess.run(
-        [sys.executable, "-m", "msgwire", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "msgwire", "demo"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

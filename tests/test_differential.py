@@ -20,8 +20,8 @@ What differs by design (not compared):
 - Anthropic usage: the SDK reports ``input_tokens`` without cache reads and writes; msgwire's
   ``input_tokens`` counts every input token (as OpenAI does). The parts are compared.
 - Anthropic text blocks that got no text: the SDK keeps them, msgwire drops them.
-- Anthropic citations: the SDK keeps ``citations`` on text blocks; msgwire has no field for
-  them yet and records a ``citations_dropped`` diagnostic.
+- Anthropic citations: msgwire's text blocks keep them (``TextBlock.citations``, each with the
+  SDK's object as ``raw``); compared one by one.
 - Ids: msgwire gives every message its own id; the provider's id is ``response_id``.
 """
 
@@ -59,6 +59,7 @@ from msgwire import (
     UsageEvent,
 )
 from msgwire.errors import ProviderError, TruncatedStreamError
+from msgwire.types import BlockEnd, ServerToolCallBlock, ServerToolResultBlock
 from strategies import examples
 from streamgen import ChatStream, MessagesStream, chat_streams, messages_streams
 
@@ -133,8 +134,8 @@ def _strip(message: AssistantMessage) -> AssistantMessage:
 def replay(events: list[Any], message: AssistantMessage) -> AssistantMessage:
     """The message the events describe, rebuilt from them alone: proves the events add up.
 
-    Provider blocks kept raw (server tools and their results) have no event; they are the only
-    blocks taken from ``message``."""
+    Provider parts kept whole have no event; they are the only blocks taken from ``message``,
+    with what the events do not carry: text citations and provider item ids (on the blocks)."""
     content: dict[int, Any] = {}
     begun: dict[int, tuple[str, str]] = {}
     arguments: dict[int, str] = {}
@@ -169,6 +170,9 @@ def replay(events: list[Any], message: AssistantMessage) -> AssistantMessage:
                 assert begun[index] == (block.id, block.name), "ToolCallBegin and the final block disagree"
                 assert arguments[index] == block.arguments, "the deltas do not add up to the arguments"
                 content[index] = block
+            case BlockEnd(index=index, block=block):
+                assert index not in content, "a whole block had other events"
+                content[index] = block
             case UsageEvent(usage=u):
                 usage = u
             case MessageEnd():
@@ -180,6 +184,10 @@ def replay(events: list[Any], message: AssistantMessage) -> AssistantMessage:
         if isinstance(block, UnknownBlock):
             assert index not in content
             content[index] = block
+        elif isinstance(block, TextBlock) and index in content:
+            content[index] = msgspec.structs.replace(content[index], citations=block.citations, item_id=block.item_id)
+        elif isinstance(block, ThinkingBlock) and index in content:
+            content[index] = msgspec.structs.replace(content[index], item_id=block.item_id)
     assert sorted(content) == list(range(len(content))), "block indexes have gaps"
     return AssistantMessage(
         content=[content[i] for i in range(len(content))],
@@ -233,7 +241,16 @@ def compare_messages(message: AssistantMessage, final: Any) -> None:
     assert len(message.content) == len(blocks)
     for block, sdk in zip(message.content, blocks, strict=True):
         if sdk.type == "text":
-            assert block == TextBlock(text=sdk.text)
+            assert isinstance(block, TextBlock)
+            assert block.text == sdk.text
+            # the citations, each the SDK's own object (``raw``) with its typed fields read off it
+            sdk_citations = _plain(sdk.citations or [])
+            assert [msgspec.json.decode(c.raw) for c in block.citations] == sdk_citations
+            for citation, plain in zip(block.citations, sdk_citations, strict=True):
+                assert citation.kind == plain["type"]
+                assert citation.url == plain.get("url")
+                assert citation.cited_text == plain.get("cited_text")
+                assert citation.title == plain.get("title", plain.get("document_title"))
         elif sdk.type == "thinking":
             assert block == ThinkingBlock(thinking=sdk.thinking, signature=sdk.signature or None)
         elif sdk.type == "redacted_thinking":
@@ -243,13 +260,23 @@ def compare_messages(message: AssistantMessage, final: Any) -> None:
             assert (block.id, block.name) == (sdk.id, sdk.name)
             assert not block.malformed  # the SDK repairs cut arguments (jiter's partial mode)
             assert block.parsed_arguments() == sdk.input
-        else:  # server tools and their results: kept whole, as raw JSON
-            assert isinstance(block, UnknownBlock)
-            assert block.type == sdk.type
+        elif sdk.type in ("server_tool_use", "mcp_tool_use"):  # a server tool call, the block kept whole
+            assert isinstance(block, ServerToolCallBlock)
+            assert (block.id, block.name, block.kind, block.dialect) == (sdk.id, sdk.name, sdk.type, "anthropic")
+            assert json.loads(block.arguments) == _plain(sdk.input)
             raw = block.data()
-            for key in ("id", "name", "input", "tool_use_id", "content"):
-                if hasattr(sdk, key):
-                    assert raw[key] == _plain(getattr(sdk, key)), key
+            for key, value in _plain(sdk).items():  # the block kept whole
+                assert raw[key] == value, key
+        elif sdk.type.endswith("_tool_result"):  # its result
+            assert isinstance(block, ServerToolResultBlock)
+            assert (block.tool_call_id, block.kind, block.dialect) == (sdk.tool_use_id, sdk.type, "anthropic")
+            assert block.content() == _plain(sdk.content)
+            content_type = getattr(sdk.content, "type", "")
+            assert block.is_error == (bool(getattr(sdk, "is_error", False)) or content_type.endswith("_error"))
+        else:  # a block msgwire has no type for: kept whole, as a provider part
+            assert isinstance(block, UnknownBlock)
+            assert block.type == "provider_part"
+            assert block.data() == {"type": "provider_part", "dialect": "anthropic", "part": _plain(sdk)}
     assert message.raw_stop_reason == final.stop_reason
     usage, sdk_usage = message.usage, final.usage
     assert usage is not None
@@ -481,10 +508,8 @@ def test_recorded_messages_stream_matches_anthropic_sdk(name: str) -> None:
     for chunks in _cuts(_fixture(f"anthropic/{name}")):
         message, codes = ours(chunks, "anthropic")
         final = anthropic_final(chunks)
-        compare_messages(message, final)
-        # by design: citations have no canonical field yet; the SDK keeps them
-        cited = any(getattr(b, "citations", None) for b in final.content)
-        assert codes == (["citations_dropped"] if cited else [])
+        compare_messages(message, final)  # citations included
+        assert codes == []
 
 
 # --- 3. where an SDK breaks -----------------------------------------------------------------

@@ -46,7 +46,15 @@ import pytest
 from hypothesis import given
 
 import msgwire
-from msgwire import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock, UnknownBlock
+from msgwire import (
+    AssistantMessage,
+    Citation,
+    ServerToolCallBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    UnknownBlock,
+)
 from strategies import examples
 from streamgen_responses import ResponsesStream, responses_streams
 from test_differential import _cuts, _http, ours
@@ -87,15 +95,29 @@ def compare_response(message: AssistantMessage, events: list[Any], response: Any
                 thinking="\n\n".join(part.text for part in item.summary), signature=signature or None
             )
             if thinking != ThinkingBlock():  # by design: no text and no signature make no block
-                expected.append(thinking)
+                expected.append(msgspec.structs.replace(thinking, item_id=item.id))
         elif item.type == "message":
             # by design: a refusal part is the message's text, and the stop reason says so
-            texts = [p.text if p.type == "output_text" else p.refusal for p in item.content]
-            expected += [TextBlock(text=text) for text in texts if text]
+            for part in item.content:
+                text = part.text if part.type == "output_text" else part.refusal
+                if text:
+                    citations = [_citation(a, text) for a in getattr(part, "annotations", None) or []]
+                    expected.append(TextBlock(text=text, citations=citations, item_id=item.id))
         elif item.type == "function_call":
-            expected.append(ToolCallBlock(id=item.call_id, name=item.name, arguments=item.arguments))
-        else:  # built-in tool items (web search...): kept whole, as the item of output_item.done
-            expected.append(UnknownBlock(msgspec.json.encode(done[item.id].to_dict()), item.type))
+            expected.append(ToolCallBlock(id=item.call_id, name=item.name, arguments=item.arguments, item_id=item.id))
+        elif item.type.endswith("_call"):  # built-in tool items (web search...): server tool calls
+            [block] = [b for b in message.content if isinstance(b, ServerToolCallBlock) and b.id == item.id]
+            assert (block.kind, block.dialect) == (item.type, "openai-responses")
+            assert block.name == getattr(item, "name", None) or item.type.removesuffix("_call")
+            action = getattr(item, "action", None)
+            if action is not None:
+                assert json.loads(block.arguments) == action.to_dict()
+            # kept whole, as the item of output_item.done
+            assert block.data() == done[item.id].to_dict()
+            expected.append(block)
+        else:  # other items: kept whole, as provider parts
+            part = {"type": "provider_part", "dialect": DIALECT, "part": done[item.id].to_dict()}
+            expected.append(UnknownBlock(msgspec.json.encode(part), "provider_part"))
     assert [_comparable(b) for b in message.content] == [_comparable(b) for b in expected]
     refusals = "".join(
         p.refusal for i in response.output if i.type == "message" for p in i.content if p.type == "refusal"
@@ -118,9 +140,35 @@ def compare_response(message: AssistantMessage, events: list[Any], response: Any
     assert message.provider == "openai"
 
 
+def _citation(annotation: Any, text: str) -> Citation:
+    """An SDK annotation as msgwire's citation: the typed fields read off it, the object kept
+    (``raw``) unless the typed fields say it all, as OpenAI writes a ``url_citation``."""
+    plain = annotation.to_dict()
+    start, end = plain.get("start_index"), plain.get("end_index")
+    citation = Citation(
+        kind=plain["type"],
+        url=plain.get("url"),
+        title=plain.get("title", plain.get("filename")),
+        cited_text=text[start:end] if start is not None and end is not None else None,
+        start_index=start,
+        end_index=end,
+    )
+    if plain["type"] != "url_citation":  # said only in part by the typed fields: kept whole
+        citation = msgspec.structs.replace(citation, raw=msgspec.Raw(msgspec.json.encode(plain)))
+    return citation
+
+
 def _comparable(block: Any) -> Any:
-    """A block as plain data: a raw block by its decoded JSON (the SDK writes keys its own way)."""
-    return (block.type, block.data()) if isinstance(block, UnknownBlock) else block
+    """A block as plain data: raw JSON by its decoded value (the SDK writes keys its own way)."""
+    if isinstance(block, (UnknownBlock, ServerToolCallBlock)):
+        return (block.type, block.data())
+    if isinstance(block, TextBlock):
+        # a url_citation keeps its object only when OpenAI wrote it otherwise than msgwire would
+        # (key order, spacing), which the SDK's parsed object does not show
+        raws = [msgspec.json.decode(c.raw) if c.kind != "url_citation" else None for c in block.citations]
+        plain = [msgspec.structs.replace(c, raw=msgspec.UNSET) for c in block.citations]
+        return (msgspec.structs.replace(block, citations=plain), raws)
+    return block
 
 
 def check_plan(message: AssistantMessage, codes: list[str], plan: ResponsesStream) -> None:
@@ -130,8 +178,16 @@ def check_plan(message: AssistantMessage, codes: list[str], plan: ResponsesStrea
     if thinking != ThinkingBlock():
         expected.append(thinking)
     expected += [TextBlock(text=text) for text in plan.texts or [] if text]
-    expected += [ToolCallBlock(id=c.call_id, name=c.name, arguments=c.arguments) for c in plan.calls]
-    assert message.content == expected
+    expected += [ToolCallBlock(id=c.call_id, name=c.name, arguments=c.arguments, item_id=c.item_id) for c in plan.calls]
+    # each block keeps the id of its item (the plan names the calls' items; the others by prefix)
+    prefixes = {TextBlock: "msg_", ThinkingBlock: "rs_"}
+    content = []
+    for block in message.content:
+        if type(block) in prefixes:
+            assert (block.item_id or "").startswith(prefixes[type(block)])
+            block = msgspec.structs.replace(block, item_id=None)
+        content.append(block)
+    assert content == expected
     assert message.text == "".join(plan.texts or [])
     assert message.thinking == "\n\n".join(plan.summaries or [])
     if plan.status == "incomplete":
@@ -285,7 +341,7 @@ def test_empty_parts_make_no_blocks() -> None:
     ]
     data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
     ours_message, codes = ours([data], DIALECT)  # checks the events add up to the message
-    assert ours_message.content == [ToolCallBlock(id="call_1", name="f", arguments="{}")]
+    assert ours_message.content == [ToolCallBlock(id="call_1", name="f", arguments="{}", item_id="fc_1")]
     assert (ours_message.stop_reason, codes) == ("tool_use", [])
     sdk_events_, response = sdk_events([data])
     assert [item.type for item in response.output] == ["reasoning", "message", "function_call"]

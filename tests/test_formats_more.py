@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import example, given
 from openai.types.responses import FunctionToolParam, ResponseInputParam
@@ -343,6 +344,7 @@ def test_ollama_foreign_thinking_follows_the_policy() -> None:
     assert body["messages"][1] == {"role": "assistant", "content": "a", "thinking": "plan"}
     assert kinds(report) == [(1, 0, "signature", "strip"), (1, 1, "redacted_thinking", "drop")]
     body, _ = convert([user("q"), made], "ollama", policy=Policy(thinking="to_text"))
+    # marked text stands apart from the reply's text by a blank line
     assert body["messages"][1]["content"] == "<thinking>\nplan\n</thinking>\n\na"
 
 
@@ -678,7 +680,8 @@ def test_gemini_from_request_keeps_unknown_parts_whole() -> None:
     body, report = convert(session, "ollama")
     assert body["messages"][1] == {
         "role": "assistant",
-        "content": "I'll compute it with code.\n\nThe sum of the first 50 primes is 5117.",
+        # a reply's texts run together, as a transcoded stream of it would
+        "content": "I'll compute it with code.The sum of the first 50 primes is 5117.",
     }
     assert [k[2:] for k in kinds(report)] == [("unknown_block", "drop")] * 2
 
@@ -706,7 +709,8 @@ def test_responses_instructions_and_input_messages() -> None:
         "instructions": "be brief",
         "input": [
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yo"}]},
+            # no item id known: the easy form the SDK's EasyInputMessageParam takes
+            {"role": "assistant", "content": "yo"},
         ],
     }
     assert not report
@@ -717,14 +721,38 @@ def test_responses_instructions_and_input_messages() -> None:
 def test_responses_assistant_items_follow_the_block_order() -> None:
     made = AssistantMessage(
         provider="openai",
-        content=[TextBlock(text="a"), TextBlock(text="b"), CALL_A, TextBlock(text="c"), CALL_B],
+        content=[
+            TextBlock(text="a", item_id="msg_1"),
+            TextBlock(text="b", item_id="msg_1"),
+            msgspec.structs.replace(CALL_A, item_id="fc_1"),
+            TextBlock(text="c"),
+            CALL_B,
+        ],
     )
     body, _ = convert([user("q"), made], "openai-responses")
-    assert [(i["type"], len(i.get("content", []))) for i in body["input"][1:5]] == [
-        ("message", 2),
-        ("function_call", 0),
-        ("message", 1),
-        ("function_call", 0),
+    # the parts of one item are one output message, with its id; text without one is an easy message
+    assert body["input"][1:] == [
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [
+                {"type": "output_text", "text": "a", "annotations": []},
+                {"type": "output_text", "text": "b", "annotations": []},
+            ],
+        },
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_a",
+            "name": "get_weather",
+            "arguments": '{"city": "Paris"}',
+        },
+        {"role": "assistant", "content": "c"},
+        {"type": "function_call", "call_id": "call_b", "name": "get_time", "arguments": '{"tz":"Europe/Paris"}'},
+        {"type": "function_call_output", "call_id": "call_a", "output": MISSING_RESULT},
+        {"type": "function_call_output", "call_id": "call_b", "output": MISSING_RESULT},
     ]
 
 
@@ -771,31 +799,41 @@ def test_responses_reasoning_items_from_native_thinking() -> None:
     made = AssistantMessage(
         provider="openai",
         content=[
-            ThinkingBlock(thinking="plan", signature="ENC1"),
-            ThinkingBlock(signature="ENC2"),
+            ThinkingBlock(thinking="plan", signature="ENC1", item_id="rs_1"),
+            ThinkingBlock(signature="ENC2", item_id="rs_2"),
+            ThinkingBlock(thinking="no id", signature="ENC3"),
             TextBlock(text="a"),
         ],
     )
     body, report = convert([user("q"), made], "openai-responses")
-    assert body["input"][1:3] == [
-        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "plan"}], "encrypted_content": "ENC1"},
-        {"type": "reasoning", "summary": [], "encrypted_content": "ENC2"},
+    assert body["input"][1:] == [
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": "plan"}],
+            "encrypted_content": "ENC1",
+        },
+        {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "ENC2"},
+        {"role": "assistant", "content": "a"},
     ]
-    assert not report
+    # a reasoning item needs the id of the item it came in: without one, the policy decides
+    assert kinds(report) == [(1, 2, "thinking", "drop")]
+    body, report = convert([user("q"), made], "openai-responses", policy=Policy(thinking="to_text"))
+    assert body["input"][3] == {"role": "assistant", "content": "<thinking>\nno id\n</thinking>"}
+    assert kinds(report) == [(1, 2, "thinking", "to_text")]
 
 
 def test_responses_foreign_thinking_follows_the_policy() -> None:
     session = from_request(json.loads((FIXTURES / "anthropic" / "thinking_tool_use.json").read_bytes()), "anthropic")
     body, report = convert(session, "openai-responses")
-    assert not [i for i in body["input"] if i["type"] == "reasoning"]
+    assert not [i for i in body["input"] if i.get("type") == "reasoning"]
     assert (1, 0, "thinking", "drop") in kinds(report)
+    # kept: a reasoning item needs an item id, which Anthropic's thinking has not: its text
     body, report = convert(session, "openai-responses", policy=Policy(thinking="keep"))
-    reasoning = [i for i in body["input"] if i["type"] == "reasoning"]
-    assert reasoning
-    assert all("encrypted_content" not in r for r in reasoning)
-    assert (1, 0, "signature", "strip") in kinds(report)
+    assert not [i for i in body["input"] if i.get("type") == "reasoning"]
+    assert (1, 0, "thinking", "to_text") in kinds(report)
     body, _ = convert(session, "openai-responses", policy=Policy(thinking="to_text"))
-    texts = [p["text"] for i in body["input"] if i["type"] == "message" for p in i["content"]]
+    texts = [i["content"] for i in body["input"] if i.get("role") == "assistant"]
     assert "<thinking>\nThe calculator returned 12231.\n</thinking>" in texts
 
 
@@ -833,10 +871,19 @@ def test_responses_from_request_keeps_what_it_cannot_hold_whole() -> None:
     assert user_blocks[2].detail == "high"  # type: ignore[union-attr]
     made = session.messages[1]
     assert isinstance(made, AssistantMessage)
-    assert [type(b).__name__ for b in made.content] == ["UnknownBlock"] * 3 + ["ToolCallBlock"]
-    # to another dialect: the items it does not know are dropped and reported, the detail too
+    # the reasoning of two summaries is kept whole; the web search is a server tool call; the
+    # message item is text with its item id and citation
+    names = ["UnknownBlock", "ServerToolCallBlock", "TextBlock", "ToolCallBlock"]
+    assert [type(b).__name__ for b in made.content] == names
+    text = made.content[2]
+    assert isinstance(text, TextBlock)
+    assert text.item_id == "msg_68c1f2a7e1f08190c3"
+    [citation] = text.citations
+    assert (citation.kind, citation.url, citation.cited_text) == ("url_citation", "https://example.com/acme", "[1]")
+    # to another dialect: what it cannot carry is dropped and reported
     _, report = convert(session, "gemini")
-    assert sum(1 for k in kinds(report) if k[2] == "unknown_block") == 5
+    dropped = [k[2] for k in kinds(report) if k[3] == "drop"]
+    assert sorted(dropped) == ["citation", "server_tool_call"] + ["unknown_block"] * 3
     assert sum(1 for k in kinds(report) if k[2] == "image_detail") == 1
 
 

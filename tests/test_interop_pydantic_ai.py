@@ -3,6 +3,7 @@ converted history (a ``FunctionModel`` sees exactly what a real model would be s
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -69,7 +70,8 @@ def test_pydantic_ai_runs_with_the_converted_history() -> None:
         return ModelResponse(parts=[TextPart(content="Still 14 C.")])
 
     history = to_model_messages(SESSION)
-    result = Agent(FunctionModel(model)).run_sync("And now?", message_history=history)
+    # asyncio.run, not run_sync: run_sync leaves an event loop set on the main thread, unclosed
+    result = asyncio.run(Agent(FunctionModel(model)).run("And now?", message_history=history))
     assert result.output == "Still 14 C."
     sent = seen[0]
     first = sent[0]

@@ -189,7 +189,7 @@ def test_tool_call_row_whose_data_has_a_type_of_its_own() -> None:
 
 
 def test_legacy_example_file() -> None:
-    session = msgwire.loads((ROOT / "examples" / "legacy-rows.json").read_bytes())
+    session = msgwire.loads((ROOT / "python" / "msgwire" / "examples" / "legacy-rows.json").read_bytes())
     assert session.system_prompt == "You are a helpful assistant."
     kinds = [m.type for m in session.messages]
     assert kinds == ["user", "assistant", "tool_result", "assistant"]

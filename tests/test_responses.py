@@ -36,6 +36,8 @@ from msgwire import (
     AssistantMessage,
     DecodeError,
     ProviderError,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -304,7 +306,25 @@ def _plain_block(block: Any) -> Any:
     if isinstance(block, UnknownBlock):
         return _no_nulls(block.data())
     if isinstance(block, ToolCallBlock):
-        return ("tool_call", block.id, block.name, block.parsed_arguments(), block.malformed)
+        return ("tool_call", block.id, block.name, block.parsed_arguments(), block.malformed, block.item_id)
+    # provider objects by their data (other bytes: streamed, a body, an SDK's dump)
+    if isinstance(block, ServerToolCallBlock):
+        return (
+            "server_tool_call",
+            block.id,
+            block.name,
+            json.loads(block.arguments),
+            block.kind,
+            _no_nulls(block.data()),
+        )
+    if isinstance(block, ServerToolResultBlock):
+        return ("server_tool_result", block.tool_call_id, block.kind, block.is_error, _no_nulls(block.data()))
+    if isinstance(block, TextBlock) and block.citations:
+        cited = [
+            (c.kind, c.url, c.title, c.cited_text, c.start_index, c.end_index, _no_nulls(msgspec.json.decode(c.raw)))
+            for c in block.citations
+        ]
+        return ("text", block.text, cited, block.item_id)
     return block
 
 
@@ -499,9 +519,19 @@ def _arguments(call: ToolCallBlock, dialect: str) -> str:
     object as embedded where it sends an object (`{}` for none; Anthropic's decoder keeps an
     empty input as no arguments)."""
     if dialect in ("openai", "openai-responses"):
-        return call.arguments
+        return call.arguments if rust_trim(call.arguments) else "{}"  # what json.loads reads
     text = rust_trim(call.arguments) or "{}"
     return "" if dialect == "anthropic" and text == "{}" else text
+
+
+def join_reply(texts: list[str]) -> str:
+    """The texts of one reply as one string (``request::join_reply``): run together, but marked
+    text (``<tag ...>...</tag>``) stands apart by a blank line."""
+    marked = [t.startswith("<") and t.endswith(">") for t in texts]
+    out = texts[0] if texts else ""
+    for i in range(1, len(texts)):
+        out += ("\n\n" if marked[i] or marked[i - 1] else "") + texts[i]
+    return out
 
 
 def expected(message: AssistantMessage, dialect: str) -> AssistantMessage:
@@ -518,9 +548,10 @@ def expected(message: AssistantMessage, dialect: str) -> AssistantMessage:
     refused = message.stop_reason == "refusal" and any(texts)
     content: list[Any]
     if dialect in ("openai", "ollama"):
-        # one string of each kind: thinking, then text, then the calls
-        content = [ThinkingBlock(thinking="\n\n".join(t.thinking for t in thoughts))] if thoughts else []
-        content += [TextBlock(text="\n\n".join(texts))] if texts else []
+        # one string of each kind: thinking, then text, then the calls (joined as the stream's
+        # deltas add up)
+        content = [ThinkingBlock(thinking=join_reply([t.thinking for t in thoughts]))] if thoughts else []
+        content += [TextBlock(text=join_reply(texts))] if texts else []
         content += calls
     else:
         content = []
@@ -594,10 +625,20 @@ def _malformed(arguments: str) -> bool:
     return False
 
 
+def _made_up_item_id(block: Any, message_id: str) -> Any:
+    prefix = {TextBlock: "msg", ThinkingBlock: "rs", ToolCallBlock: "fc"}.get(type(block))
+    if prefix is None:
+        return block
+    assert (block.item_id or "").startswith(f"{prefix}_{message_id}_"), block
+    return msgspec.structs.replace(block, item_id=None)
+
+
 def _check_round_trip(message: AssistantMessage, dialect: str) -> None:
     body = formats.to_response(message, dialect)
     validate(body, dialect)
     again = formats.from_response(body, dialect)
+    if dialect == "openai-responses":  # each item gets an id (made from the message's when it has none)
+        again = msgspec.structs.replace(again, content=[_made_up_item_id(b, message.id) for b in again.content])
     want = msgspec.structs.replace(expected(message, dialect), id=again.id)
     if dialect in ("anthropic", "gemini"):
         want = msgspec.structs.replace(want, timestamp=again.timestamp)

@@ -19,13 +19,13 @@ def test_committed_schema_is_current() -> None:
 
 
 def test_example_session_conforms_to_the_schema() -> None:
-    session = msgwire.loads((ROOT / "examples" / "session.json").read_bytes())
+    session = msgwire.loads((ROOT / "python" / "msgwire" / "examples" / "session.json").read_bytes())
     document = msgspec.json.decode(msgwire.dumps(session))
     jsonschema.Draft202012Validator(json_schema()).validate(document)
 
 
 def test_schema_rejects_a_wrong_document() -> None:
-    document = msgspec.json.decode((ROOT / "examples" / "session.json").read_bytes())
+    document = msgspec.json.decode((ROOT / "python" / "msgwire" / "examples" / "session.json").read_bytes())
     document["messages"][0]["source"] = "telepathy"
     errors = list(jsonschema.Draft202012Validator(json_schema()).iter_errors(document))
     assert errors, "a source outside the enum must not validate"

@@ -46,6 +46,11 @@ ERRORS = {
 }
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalServer]:
     with LocalServer() as running:

@@ -45,6 +45,8 @@ from msgwire import (
     MessageStart,
     MsgwireError,
     ProviderError,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
     StreamError,
     TextBlock,
     TextDelta,
@@ -421,8 +423,8 @@ def test_fixture_outcome_is_consistent(path: Path) -> None:
             if ref.exception is None:
                 assert not block.malformed
                 block.parsed_arguments()
-        else:
-            assert isinstance(block, UnknownBlock)
+        else:  # server tool blocks and provider parts arrive whole (BlockEnd for the first)
+            assert isinstance(block, (ServerToolCallBlock, ServerToolResultBlock, UnknownBlock))
 
 
 # --- any split gives the same result --------------------------------------------------------
@@ -1436,8 +1438,9 @@ def test_max_tool_args_size_bounds_server_tool_input() -> None:
     ok = via_stream(body, "anthropic")
     assert ok.error is None
     (block,) = ok.raw_message.content
-    assert isinstance(block, UnknownBlock)
+    assert isinstance(block, ServerToolCallBlock)
     assert block.data()["input"] == {"query": "x" * 50}
+    assert block.arguments == '{"query": "' + "x" * 50 + '"}'  # as it streamed
     offset = next(p for p in sse_payloads(body) if b"xxxx" in p.data).offset
     got = check_failure(body, "anthropic", LimitExceededError, offset, max_tool_args_size=20)
     assert got.exception.limit_name == "max_tool_args_size"
@@ -1463,7 +1466,7 @@ def test_max_depth_in_raw_blocks(dialect: str) -> None:
         body = responses_raw_item_stream({"type": "web_search_call", "id": "ws_1", "action": nested})
     ok = via_stream(body, dialect, max_depth=6)
     assert ok.error is None
-    assert isinstance(ok.raw_message.content[0], UnknownBlock)
+    assert isinstance(ok.raw_message.content[0], ServerToolCallBlock)
     offset = next(p for p in sse_payloads(body) if b'"b"' in p.data).offset
     got = check_failure(body, dialect, LimitExceededError, offset, max_depth=5)
     assert (got.exception.limit_name, got.exception.limit) == ("max_depth", 5)
@@ -1651,10 +1654,8 @@ def test_hostile_deep_nesting(dialect: str) -> None:
                 assert error.limit_name == "max_depth"
             elif name.startswith("args"):  # unclosed arguments inside a whole payload: its JSON is cut
                 assert isinstance(error, MalformedStreamError), (name, error)
-            elif name == "raw-block-item":
+            elif name == "raw-block-item" or name == "raw-block-deltas":
                 assert isinstance(error, LimitExceededError), (name, error)
-            elif name == "raw-block-deltas":  # input that does not parse is kept as a string
-                assert error is None, (name, error)
             else:
                 assert error is None or isinstance(error, StreamError), (name, error)
 

@@ -25,7 +25,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import msgwire
-from msgwire import AssistantMessage, TextBlock, ThinkingBlock, ToolCallBlock, UnknownBlock, Usage
+from msgwire import (
+    AssistantMessage,
+    Citation,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    UnknownBlock,
+    Usage,
+)
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError
 from strategies import examples, rust_trim
 from test_differential import anthropic_final, compare_chat, compare_messages, openai_final
@@ -71,11 +81,59 @@ def _object_arguments(arguments: str) -> str:
     return json.dumps({"_raw": arguments}, ensure_ascii=False, separators=(",", ":"))
 
 
+ANTHROPIC_CITATIONS = {
+    "char_location",
+    "page_location",
+    "content_block_location",
+    "search_result_location",
+    "web_search_result_location",
+}
+RESPONSES_ANNOTATIONS = {"url_citation", "file_citation", "container_file_citation", "file_path"}
+
+
+def _citations(block: TextBlock, target: str) -> list[Citation]:
+    """The citations a target stream carries: its own kinds as they came; for Responses also
+    any with a URL, as a ``url_citation`` of its span (the whole text when it has none)."""
+    own = {"anthropic": ANTHROPIC_CITATIONS, "openai-responses": RESPONSES_ANNOTATIONS}.get(target, set())
+    carried: list[Citation] = []
+    for c in block.citations:
+        if (c.kind in own and c.raw is not msgspec.UNSET) or (target == "gemini" and c.kind == "grounding"):
+            carried.append(c)
+        elif target == "openai-responses" and c.url is not None:
+            start, end = (c.start_index, c.end_index) if c.end_index is not None else (0, len(block.text))
+            assert start is not None
+            title = c.title if c.title is not None else c.url
+            carried.append(
+                Citation(
+                    kind="url_citation",
+                    url=c.url,
+                    title=title,
+                    cited_text=block.text[start:end],
+                    start_index=start,
+                    end_index=end,
+                )
+            )
+    return carried
+
+
+def _without_item_ids(block: Any) -> Any:
+    """Item ids are the provider's (a Responses stream makes its own up): compared apart."""
+    if isinstance(block, (TextBlock, ThinkingBlock, ToolCallBlock)) and block.item_id is not None:
+        return msgspec.structs.replace(block, item_id=None)
+    return block
+
+
 def _blocks(message: AssistantMessage, target: str) -> list[Any]:
     blocks: list[Any] = []
     for block in message.content:
         if isinstance(block, UnknownBlock):
-            continue  # raw provider blocks (server tools) have no events: not transcoded
+            continue  # provider parts kept whole have no events: not transcoded
+        if isinstance(block, (ServerToolCallBlock, ServerToolResultBlock)):
+            if block.dialect == target:  # only to its own dialect, whole
+                blocks.append(block)
+            continue
+        if isinstance(block, TextBlock):
+            block = TextBlock(text=block.text, citations=_citations(block, target))
         if isinstance(block, ThinkingBlock):
             if block.redacted is not None:
                 if target == "openai-responses":  # the item's encrypted_content, read back as a signature
@@ -91,12 +149,14 @@ def _blocks(message: AssistantMessage, target: str) -> list[Any]:
             continue
         if isinstance(block, ToolCallBlock):
             arguments = _object_arguments(block.arguments) if target in ("gemini", "ollama") else block.arguments
+            if target in ("openai", "openai-responses") and not rust_trim(arguments):
+                arguments = "{}"  # what json.loads reads
             block = ToolCallBlock(id=block.id, name=block.name, arguments=arguments, malformed=block.malformed)
             if target in ("gemini", "ollama"):
                 block = msgspec.structs.replace(block, malformed=False)
         last = blocks[-1] if blocks else None
         if target in UNBOUNDED and isinstance(block, TextBlock) and isinstance(last, TextBlock):
-            blocks[-1] = TextBlock(text=last.text + block.text)
+            blocks[-1] = TextBlock(text=last.text + block.text, citations=last.citations + block.citations)
             continue
         mergeable = isinstance(last, ThinkingBlock) and last.redacted is None
         if target in UNBOUNDED and isinstance(block, ThinkingBlock) and mergeable and block.redacted is None:
@@ -160,7 +220,7 @@ def carried(message: AssistantMessage, source: str, target: str) -> dict[str, An
 
 def read_back(message: AssistantMessage) -> dict[str, Any]:
     return {
-        "content": list(message.content),
+        "content": [_without_item_ids(b) for b in message.content],
         "stop_reason": message.stop_reason,
         "usage": message.usage,
         "model": message.model,

@@ -66,6 +66,7 @@ pub fn options(mode: u8) -> Options<'static> {
         file_reference: replay,
         mcp_resource: replay,
         unknown: replay,
+        server_tools: replay,
         malformed_arguments,
     };
     match mode >> 6 {

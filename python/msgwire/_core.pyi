@@ -2,7 +2,9 @@
 
 from typing import final
 
+from msgwire.errors import StreamError
 from msgwire.sse import ServerSentEvent
+from msgwire.types import Dialect as _Dialect
 
 __all__ = [
     "Decoder",
@@ -22,20 +24,20 @@ def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises
     ``msgwire.DecodeError`` (with ``offset``) on malformed or wrongly shaped input."""
 
-def to_request_json(data: bytes, dialect: str, options: bytes | None = None) -> tuple[bytes, bytes]:
+def to_request_json(data: bytes, dialect: _Dialect, options: bytes | None = None) -> tuple[bytes, bytes]:
     """The request-body fields of a canonical session (or a JSON array of messages) for
     ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy,
     missing_result, tool_call_ids}``.
     Returns ``(body, report)``, both JSON."""
 
-def from_request_json(data: bytes, dialect: str) -> bytes:
+def from_request_json(data: bytes, dialect: _Dialect) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""
 
-def to_response_json(data: bytes, dialect: str, options: bytes | None = None) -> tuple[bytes, bytes]:
+def to_response_json(data: bytes, dialect: _Dialect, options: bytes | None = None) -> tuple[bytes, bytes]:
     """The non-streamed response body of ``dialect`` for the canonical JSON of one assistant
     message; ``options`` is the JSON of ``{policy}``. Returns ``(body, report)``, both JSON."""
 
-def from_response_json(data: bytes, dialect: str, *, id: str, timestamp: str) -> bytes:  # noqa: A002 - the message id
+def from_response_json(data: bytes, dialect: _Dialect, *, id: str, timestamp: str) -> bytes:  # noqa: A002 - the message id
     """A non-streamed response body of ``dialect`` as the canonical JSON of an assistant message
     with this ``id``, and this ``timestamp`` unless the body has a creation time. Raises
     ``msgwire.ProviderError`` for an error body, ``msgwire.DecodeError`` (``offset``, ``path``)
@@ -49,7 +51,7 @@ class Decoder:
 
     def __new__(
         cls,
-        dialect: str,
+        dialect: _Dialect,
         *,
         id: str,  # noqa: A002 - the message id
         timestamp: str,
@@ -63,7 +65,9 @@ class Decoder:
         max_depth: int | None = None,
     ) -> Decoder: ...
     def feed(self, data: bytes | bytearray | memoryview) -> bytes:
-        """Decode the next bytes; the events they completed, as a JSON array (or target bytes)."""
+        """Decode the next bytes (any buffer); the events they completed, as a JSON array (or
+        target bytes). Raises ``msgwire.UsageError`` for bytes after the end; a stream failure
+        is reported by ``error()``."""
     def finish(self) -> bytes:
         """End the stream; the last events, as a JSON array (or target bytes)."""
     def abort(self, reason: str) -> None:
@@ -72,14 +76,14 @@ class Decoder:
         """The assembled message so far (canonical JSON)."""
     def diagnostics(self) -> bytes:
         """A JSON array of ``{code, message, offset}``."""
-    def error(self) -> BaseException | None:
+    def error(self) -> StreamError | None:
         """The ``msgwire.StreamError`` that ended the stream, if one did."""
     @property
     def ended(self) -> bool: ...
     @property
     def offset(self) -> int: ...
     @property
-    def dialect(self) -> str: ...
+    def dialect(self) -> _Dialect: ...
 
 @final
 class SSEPending:

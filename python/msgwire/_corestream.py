@@ -12,7 +12,7 @@ from . import _core
 from ._source import SourceError
 from .codec import loads
 from .errors import ProviderError, StreamError, TransportError
-from .types import AssistantMessage, Diagnostic, Event, new_id, now
+from .types import AssistantMessage, Diagnostic, Dialect, Event, new_id, now
 
 __all__ = ["CoreStream", "apull", "decode_message", "new_core", "pull"]
 
@@ -35,9 +35,9 @@ def decode_message(data: bytes) -> AssistantMessage:
 
 
 def new_core(
-    dialect: str,
+    dialect: Dialect,
     *,
-    target: str | None = None,
+    target: Dialect | None = None,
     partial_args: bool = False,
     provider: str | None = None,
     events: bool = True,
@@ -80,7 +80,7 @@ class CoreStream:
     _core: _core.Decoder
 
     @property
-    def dialect(self) -> str:
+    def dialect(self) -> Dialect:
         return self._core.dialect
 
     @property

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import io
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 from . import _core
 from .errors import DecodeError, ProviderError, StreamError, UsageError
+from .types import Dialect
 
 __all__ = ["SourceError", "achunks", "chunks", "fed", "http_error"]
 
@@ -33,8 +34,6 @@ REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-goog-request-id", "cf-ray
 # How much of a body that is no provider error (an HTML page) the error message shows.
 SHOWN = 300
 
-T = TypeVar("T")
-
 
 class SourceError(Exception):
     """The source raised while being read (a network error, a closed connection): ``cause``."""
@@ -44,7 +43,7 @@ class SourceError(Exception):
         self.cause = cause
 
 
-def fed(feed: Callable[[Any], list[T]], chunk: Any) -> tuple[list[T], StreamError | None]:
+def fed(feed: Callable[[Any], list[Any]], chunk: Any) -> tuple[list[Any], StreamError | None]:
     """``feed(chunk)``, and on a ``StreamError`` the items that chunk completed before it with the
     error: iterators hand out those items first, then raise, so nothing received is lost."""
     try:
@@ -100,7 +99,7 @@ def _chunk(chunk: object, purpose: str) -> bytes:
 # --- HTTP error responses --------------------------------------------------------------------
 
 
-def http_error(status: int, headers: Any, body: bytes, dialect: str) -> ProviderError:
+def http_error(status: int, headers: Any, body: bytes, dialect: Dialect) -> ProviderError:
     """The ``ProviderError`` of an HTTP response with an error status: the provider's error type
     and message from its error body when it has one, else the status and the body's start."""
     request_id = next((headers.get(h) for h in REQUEST_ID_HEADERS if headers.get(h)), None)
@@ -136,7 +135,7 @@ def _status(response: object) -> int | None:
 # --- sync ------------------------------------------------------------------------------------
 
 
-def chunks(source: Any, dialect: str | None = None, *, purpose: str = "msgwire") -> Iterator[bytes]:
+def chunks(source: Any, dialect: Dialect | None = None, *, purpose: str = "msgwire") -> Iterator[bytes]:
     """The byte chunks of ``source``. ``dialect``: the provider behind an HTTP response (its
     error body is then read as that provider's); without one, error statuses are not checked.
 
@@ -168,11 +167,11 @@ def chunks(source: Any, dialect: str | None = None, *, purpose: str = "msgwire")
 
 
 def _pulled(
-    source: Any, dialect: str | None, purpose: str, open_chunks: Callable[[], Iterator[Any]]
+    source: Any, dialect: Dialect | None, purpose: str, open_chunks: Callable[[], Iterator[Any]]
 ) -> Iterator[bytes]:
     status = _status(source) if dialect is not None else None
     if status is not None and status >= 400:
-        return _failed_response(source, status, dialect or "", purpose)
+        return _failed_response(source, status, dialect or "openai", purpose)
     return _read(open_chunks, purpose)
 
 
@@ -191,7 +190,7 @@ def _read(open_chunks: Callable[[], Iterator[Any]], purpose: str) -> Iterator[by
         yield _chunk(chunk, purpose)
 
 
-def _failed_response(response: Any, status: int, dialect: str, purpose: str) -> Iterator[bytes]:
+def _failed_response(response: Any, status: int, dialect: Dialect, purpose: str) -> Iterator[bytes]:
     try:
         if hasattr(response, "iter_bytes"):
             body = response.read()
@@ -208,7 +207,7 @@ def _failed_response(response: Any, status: int, dialect: str, purpose: str) -> 
 # --- async -----------------------------------------------------------------------------------
 
 
-def achunks(source: Any, dialect: str | None = None, *, purpose: str = "msgwire") -> AsyncIterator[bytes]:
+def achunks(source: Any, dialect: Dialect | None = None, *, purpose: str = "msgwire") -> AsyncIterator[bytes]:
     """``chunks`` for the async API: an async iterable of bytes, an httpx response of an
     ``AsyncClient``, an aiohttp response; sync sources (bytes, iterables, files) work too."""
     _refuse(source, purpose)
@@ -231,7 +230,7 @@ async def _as_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
 
 
 async def _apulled(
-    source: Any, dialect: str | None, purpose: str, open_chunks: Callable[[], AsyncIterator[Any]]
+    source: Any, dialect: Dialect | None, purpose: str, open_chunks: Callable[[], AsyncIterator[Any]]
 ) -> AsyncIterator[bytes]:
     status = _status(source) if dialect is not None else None
     if status is not None and status >= 400:
@@ -239,7 +238,7 @@ async def _apulled(
             body = await source.aread() if hasattr(source, "aread") else await source.read()
         except Exception as cause:
             raise SourceError(cause) from cause
-        raise http_error(status, source.headers, body or b"", dialect or "")
+        raise http_error(status, source.headers, body or b"", dialect or "openai")
     try:
         pieces = open_chunks()
     except Exception as cause:

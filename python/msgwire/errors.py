@@ -14,7 +14,10 @@ Every exception has ``kind``, a stable name for programs to match on (``"json_ma
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .types import AssistantMessage, Diagnostic, Event
 
 __all__ = [
     "DecodeError",
@@ -149,9 +152,9 @@ class StreamError(MsgwireError):
         self.provider_message = provider_message
         self.limit_name = limit_name
         self.limit = limit
-        self.partial_message: Any = None
-        self.events: list[Any] = []
-        self.diagnostics: list[Any] = []
+        self.partial_message: AssistantMessage | None = None
+        self.events: list[Event] = []
+        self.diagnostics: list[Diagnostic] = []
         self.output = b""
 
 

@@ -175,7 +175,7 @@ def _settings(request: Request) -> _Settings | None:
 
 def _convert(
     source: Session | Sequence[Message] | Request,
-    dialect: str,
+    dialect: Dialect,
     system_prompt: str | None,
     system_role: Literal["system", "developer"],
     tools: Sequence[Tool] | None,

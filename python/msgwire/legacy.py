@@ -34,6 +34,7 @@ from .errors import ValidationError
 from .types import (
     AssistantMessage,
     ContentBlock,
+    Dialect,
     Session,
     TextBlock,
     ToolCallBlock,
@@ -139,7 +140,7 @@ _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking",
 _OPENAI_PARTS = {"image_url", "input_audio", "file", "refusal"}
 
 
-def provider_shape(entries: list[Any]) -> str | None:
+def provider_shape(entries: list[Any]) -> Dialect | None:
     """The dialect whose messages ``entries`` are, when they hold what only that dialect writes
     and the plain reader would keep as unknown blocks (``None``: role/content entries, OpenAI
     ``tool_calls`` and ``tool`` messages included, which the plain reader reads)."""
@@ -158,7 +159,7 @@ def provider_shape(entries: list[Any]) -> str | None:
     return "openai" if openai else None
 
 
-def request_body(entries: list[Any], dialect: str) -> bytes:
+def request_body(entries: list[Any], dialect: Dialect) -> bytes:
     """The request body of ``dialect`` that holds ``entries`` (system entries as its system
     prompt where the dialect keeps it apart)."""
     if dialect == "openai":

@@ -10,16 +10,28 @@ returns everything that arrived.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import msgspec
 
 from ._corestream import CoreStream, apull, new_core, pull
 from ._source import achunks, chunks, fed
 from .errors import StreamError
-from .types import AssistantMessage, Diagnostic, Event
+from .types import AssistantMessage, Diagnostic, Dialect, Event
 
-__all__ = ["AsyncStream", "Decoder", "Stream", "assemble", "astream", "stream"]
+__all__ = ["AsyncStream", "Decoder", "Stream", "StreamOptions", "assemble", "astream", "stream"]
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword options of ``stream``, ``astream``, ``assemble`` and ``Decoder``."""
+
+    partial_args: bool
+    provider: str | None
+    max_event_size: int | None
+    max_line_size: int | None
+    max_tool_args_size: int | None
+    max_depth: int | None
+
 
 _events = msgspec.json.Decoder(list[Event])
 _NO_EVENTS = b"[]"
@@ -38,7 +50,7 @@ class Decoder(CoreStream):
 
     def __init__(
         self,
-        dialect: str,
+        dialect: Dialect,
         *,
         partial_args: bool = False,
         provider: str | None = None,
@@ -98,7 +110,7 @@ class Stream:
     call ``close()``, to release the source.
     """
 
-    def __init__(self, source: Any, dialect: str, **options: Any) -> None:
+    def __init__(self, source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> None:
         self._source = source
         self._decoder = Decoder(dialect, **options)
         self._chunks = chunks(source, self._decoder.dialect, purpose="msgwire.stream")
@@ -153,7 +165,7 @@ class AsyncStream:
     """``Stream`` for ``async for``: the source is an async iterable of bytes or an httpx /
     aiohttp response."""
 
-    def __init__(self, source: Any, dialect: str, **options: Any) -> None:
+    def __init__(self, source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> None:
         self._source = source
         self._decoder = Decoder(dialect, **options)
         self._chunks = achunks(source, self._decoder.dialect, purpose="msgwire.astream")
@@ -208,7 +220,7 @@ class AsyncStream:
         return self.message()
 
 
-def stream(source: Any, dialect: str, **options: Any) -> Stream:
+def stream(source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> Stream:
     """Iterate the events of a provider stream. ``source``: bytes, an iterable of bytes, a
     binary file, or an httpx / requests response; ``dialect``: ``"openai"``,
     ``"openai-responses"``, ``"anthropic"``, ``"gemini"`` or ``"ollama"``. Options as for
@@ -216,17 +228,16 @@ def stream(source: Any, dialect: str, **options: Any) -> Stream:
     return Stream(source, dialect, **options)
 
 
-def astream(source: Any, dialect: str, **options: Any) -> AsyncStream:
+def astream(source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> AsyncStream:
     """``stream`` for an async source (an async iterable of bytes, an httpx / aiohttp response)."""
     return AsyncStream(source, dialect, **options)
 
 
-def assemble(source: Any, dialect: str, **options: Any) -> AssistantMessage:
+def assemble(source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> AssistantMessage:
     """The assembled message of a whole stream, without building any per-event object (the
     fast path). Raises a ``StreamError`` subclass, carrying the partial message, on failure."""
-    options["events"] = False
-    options.pop("partial_args", None)
-    decoder = Decoder(dialect, **options)
+    options.pop("partial_args", None)  # no events, so no partial arguments either
+    decoder = Decoder(dialect, events=False, **options)
     core = decoder._core
     feed = core.feed  # no events come back: skip the wrapper, check for a failure per chunk
     source_chunks = chunks(source, decoder.dialect, purpose="msgwire.assemble")

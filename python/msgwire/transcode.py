@@ -16,13 +16,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ._corestream import CoreStream, apull, new_core, pull
 from ._source import achunks, chunks
 from .errors import StreamError
+from .types import Dialect
 
-__all__ = ["Transcoder", "atranscode", "transcode"]
+__all__ = ["TranscodeOptions", "Transcoder", "atranscode", "transcode"]
+
+
+class TranscodeOptions(TypedDict, total=False):
+    """The keyword options of ``transcode``, ``atranscode`` and ``Transcoder``."""
+
+    provider: str | None
+    max_event_size: int | None
+    max_line_size: int | None
+    max_tool_args_size: int | None
+    max_depth: int | None
 
 
 class Transcoder(CoreStream):
@@ -36,8 +47,8 @@ class Transcoder(CoreStream):
 
     def __init__(
         self,
-        source_dialect: str,
-        target_dialect: str,
+        source_dialect: Dialect,
+        target_dialect: Dialect,
         *,
         provider: str | None = None,
         max_event_size: int | None = None,
@@ -114,7 +125,9 @@ async def _anext(source: AsyncIterator[bytes], transcoder: Transcoder) -> tuple[
         return None, failure
 
 
-def transcode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> Iterator[bytes]:
+def transcode(
+    source: Any, from_dialect: Dialect, to_dialect: Dialect, **options: Unpack[TranscodeOptions]
+) -> Iterator[bytes]:
     """The stream of ``source`` (bytes, an iterable of bytes, a file, an httpx / requests
     response) rewritten from ``from_dialect`` to ``to_dialect``, chunk by chunk as it arrives.
 
@@ -144,7 +157,9 @@ def _transcoded(transcoder: Transcoder, source: Iterator[bytes]) -> Iterator[byt
         raise failure
 
 
-def atranscode(source: Any, from_dialect: str, to_dialect: str, **options: Any) -> AsyncIterator[bytes]:
+def atranscode(
+    source: Any, from_dialect: Dialect, to_dialect: Dialect, **options: Unpack[TranscodeOptions]
+) -> AsyncIterator[bytes]:
     """``transcode`` for ``async for``: the source is an async iterable of bytes or an httpx /
     aiohttp response."""
     transcoder = Transcoder(from_dialect, to_dialect, **options)

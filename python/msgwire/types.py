@@ -27,7 +27,9 @@ __all__ = [
     "Approval",
     "AssistantMessage",
     "Base64Source",
+    "BlockEnd",
     "CacheControl",
+    "Citation",
     "ContentBlock",
     "Context",
     "Converted",
@@ -56,6 +58,8 @@ __all__ = [
     "Replay",
     "Request",
     "ResponseFormat",
+    "ServerToolCallBlock",
+    "ServerToolResultBlock",
     "Session",
     "StopReason",
     "TextBlock",
@@ -105,12 +109,17 @@ anyone; sent as a user turn (see ``docs/formats.md``)."""
 
 
 class _Tagged(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False, tag_field="type"):
-    """Base of every tagged object: messages, blocks, events."""
+    """Base of every tagged object: messages, blocks, events.
 
-    @property
-    def type(self) -> str:
-        """The ``"type"`` tag written in JSON (as on ``UnknownMessage`` / ``UnknownBlock``)."""
-        return self.__struct_config__.tag  # type: ignore[return-value]
+    ``type`` is the ``"type"`` tag written in JSON (as on ``UnknownMessage`` / ``UnknownBlock``);
+    type checkers see it as each class's own ``Literal``, so ``if event.type == "text_delta":``
+    narrows a union to ``TextDelta``."""
+
+    if not TYPE_CHECKING:
+
+        @property
+        def type(self) -> str:
+            return self.__struct_config__.tag
 
 
 class _Plain(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
@@ -180,30 +189,74 @@ class CacheControl(_Plain, frozen=True, kw_only=True):
     """How long the cache lives (``"5m"``, ``"1h"``)."""
 
 
+class Citation(_Plain, frozen=True, kw_only=True):
+    """A source that a text block cites: an Anthropic citation, a Responses annotation, a Gemini
+    grounding support (one citation per source it names).
+
+    ``kind`` is the provider's type (``web_search_result_location``, ``char_location``,
+    ``url_citation``, ``file_citation``, ``grounding``, ...). ``start_index`` / ``end_index``
+    are the cited span in the block's ``text``, in characters as Python indexes a ``str``
+    (``None``: the citation is the whole block's, as Anthropic's are). ``raw`` is the provider's
+    own object when it says more than the typed fields (an Anthropic ``encrypted_index``, a
+    document index): written back unchanged to that provider, never to another.
+    """
+
+    kind: str
+    url: str | None = None
+    title: str | None = None
+    cited_text: str | None = None
+    start_index: int | None = None
+    end_index: int | None = None
+    raw: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 class TextBlock(_Tagged, tag="text", frozen=True, kw_only=True):
+    """Text. ``citations``: the sources it cites. ``item_id``: the id of the provider item it
+    came in (a Responses ``message`` item; its text parts share it), sent back with it.
+    ``cache_control``: a prompt-cache breakpoint after it (Anthropic)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["text"]]
+
     text: str
+    citations: list[Citation] = msgspec.field(default_factory=list)
+    item_id: str | None = None
     cache_control: CacheControl | None = None
 
 
 class ThinkingBlock(_Tagged, tag="thinking", frozen=True, kw_only=True):
     """Model reasoning. ``signature`` must be sent back unchanged to the provider that made it;
-    ``redacted`` holds the opaque data of a redacted (encrypted) thinking block."""
+    ``redacted`` holds the opaque data of a redacted (encrypted) thinking block; ``item_id`` is
+    the id of the Responses ``reasoning`` item it came in (which a request needs to send it)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["thinking"]]
 
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
+    item_id: str | None = None
 
 
 class UrlSource(_Tagged, tag="url", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["url"]]
+
     url: str
 
 
 class Base64Source(_Tagged, tag="base64", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["base64"]]
+
     media_type: str
     data: str
 
 
 class PathSource(_Tagged, tag="path", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["path"]]
+
     path: str
     media_type: str | None = None
 
@@ -212,6 +265,9 @@ ImageSource = Union[UrlSource, Base64Source, PathSource]
 
 
 class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["image"]]
+
     source: ImageSource
     recognition_mode: RecognitionMode = "auto"
     recognized_text: str | None = None
@@ -235,6 +291,9 @@ class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
 class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=True):
     """A file (or a 1-indexed, inclusive line range of it) the user pointed at."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["file_reference"]]
+
     path: str
     start_line: int | None = None
     end_line: int | None = None
@@ -244,6 +303,9 @@ class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=Tru
 
 
 class MCPResourceBlock(_Tagged, tag="mcp_resource", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["mcp_resource"]]
+
     server_name: str
     resource_uri: str
     content: str | None = None
@@ -260,13 +322,19 @@ _NO_ARGUMENTS = "{}"
 
 class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     """A call the model asked for. ``arguments`` is the JSON text exactly as the model sent it;
-    ``malformed`` marks arguments received broken from a model (kept, never repaired)."""
+    ``malformed`` marks arguments received broken from a model (kept, never repaired);
+    ``item_id`` is the id of the Responses ``function_call`` item (not the ``call_id``, which is
+    ``id``)."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call"]]
 
     id: str
     name: str
     arguments: str = _NO_ARGUMENTS
     approval: Approval = "pending"
     malformed: bool = False
+    item_id: str | None = None
     cache_control: CacheControl | None = None
 
     def __post_init__(self) -> None:
@@ -280,13 +348,83 @@ class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
         return msgspec.json.decode(self.arguments) if self.arguments.strip() else {}
 
 
+class ServerToolCallBlock(_Tagged, tag="server_tool_call", frozen=True, kw_only=True):
+    """A tool the provider ran itself (web search, code execution, MCP, ...), as the model called
+    it: an Anthropic ``server_tool_use`` / ``mcp_tool_use`` block, a Responses built-in tool item
+    (``web_search_call``, ``code_interpreter_call``, ...; its outcome is part of the item), or
+    Gemini's grounding (``grounding_metadata``: the searches and what they found).
+
+    ``kind`` is the provider's block or item type, ``dialect`` whose wire format ``raw`` (the
+    provider's whole object, written back unchanged to that dialect) is in. ``arguments`` is
+    the call's input as JSON text (Anthropic's ``input``, a Responses item's ``action`` or
+    ``arguments``, Gemini's search queries). Another dialect cannot run it again: it follows
+    ``Policy.server_tools``.
+    """
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["server_tool_call"]]
+
+    id: str
+    name: str
+    arguments: str
+    kind: str
+    dialect: str
+    raw: msgspec.Raw
+
+    def data(self) -> Any:
+        """``raw`` decoded to Python objects."""
+        return msgspec.json.decode(self.raw)
+
+
+class ServerToolResultBlock(_Tagged, tag="server_tool_result", frozen=True, kw_only=True):
+    """The result of a server tool call, as a block of its own (Anthropic's
+    ``web_search_tool_result``, ``web_fetch_tool_result``, ``code_execution_tool_result``,
+    ``mcp_tool_result``, ...): ``tool_call_id`` is its call's ``id``, ``kind`` the provider's
+    block type, ``is_error`` whether the tool failed. ``raw`` is the provider's whole block
+    (its ``content`` is ``content()``), written back unchanged to ``dialect``."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["server_tool_result"]]
+
+    tool_call_id: str
+    kind: str
+    is_error: bool = False
+    dialect: str
+    raw: msgspec.Raw
+
+    def data(self) -> Any:
+        """``raw`` decoded to Python objects."""
+        return msgspec.json.decode(self.raw)
+
+    def content(self) -> Any:
+        """The provider's ``content`` of the result (search results, an error object, ...)."""
+        return self.data().get("content")
+
+
 # At run time msgspec sees only the known tags; type checkers also see the unknown fallback.
 if TYPE_CHECKING:
     ContentBlock = Union[
-        TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock, UnknownBlock
+        TextBlock,
+        ThinkingBlock,
+        ImageBlock,
+        FileReferenceBlock,
+        MCPResourceBlock,
+        ToolCallBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+        UnknownBlock,
     ]
 else:
-    ContentBlock = Union[TextBlock, ThinkingBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, ToolCallBlock]
+    ContentBlock = Union[
+        TextBlock,
+        ThinkingBlock,
+        ImageBlock,
+        FileReferenceBlock,
+        MCPResourceBlock,
+        ToolCallBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+    ]
 
 
 # --- messages -------------------------------------------------------------------------------
@@ -327,6 +465,9 @@ class _Message(_Tagged, frozen=True, kw_only=True):
 
 
 class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["user"]]
+
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     source: UserSource = "direct"
     name: str | None = None
@@ -334,6 +475,9 @@ class UserMessage(_Message, tag="user", frozen=True, kw_only=True):
 
 
 class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["assistant"]]
+
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
@@ -354,6 +498,9 @@ class AssistantMessage(_Message, tag="assistant", frozen=True, kw_only=True):
 
 
 class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_result"]]
+
     tool_call_id: str
     tool_name: str | None = None
     content: list[ContentBlock] = msgspec.field(default_factory=list)
@@ -371,6 +518,9 @@ class ToolResultMessage(_Message, tag="tool_result", frozen=True, kw_only=True):
 class SystemControlMessage(_Message, tag="system_control", frozen=True, kw_only=True):
     """A change of state of the conversation (mode change, branch switch, ...): kept in the
     history and the audit trail, never sent to a model."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["system_control"]]
 
     control: str
     params: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -592,6 +742,10 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     - ``file_reference`` / ``mcp_resource``: marked text (default) or nothing (``drop``).
     - ``unknown``: unknown blocks (and parts kept from another dialect) are dropped (default),
       written as they are (``keep``) or as their JSON text (``to_text``).
+    - ``server_tools``: server tool calls and results of another dialect (which the target
+      cannot run or show) are dropped (default) or sent as marked text with their JSON
+      (``to_text``; ``keep`` is the same). Thinking a Responses request cannot send (no item
+      id) follows ``thinking`` likewise.
     - ``malformed_arguments``: tool-call arguments that are not a JSON object, for a dialect
       that needs one (Anthropic, Ollama, Gemini): sent as ``{"_raw": "<the text>"}`` (``wrap``, default) or
       refused with ``DecodeError`` (``error``).
@@ -609,6 +763,7 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     file_reference: Replay = "to_text"
     mcp_resource: Replay = "to_text"
     unknown: Replay = "drop"
+    server_tools: Replay = "drop"
     malformed_arguments: Literal["wrap", "error"] = "wrap"
 
 
@@ -720,6 +875,9 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class MessageStart(_Tagged, tag="message_start", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["message_start"]]
+
     message_id: str | None = None
     response_id: str | None = None
     model: str | None = None
@@ -727,6 +885,9 @@ class MessageStart(_Tagged, tag="message_start", frozen=True, kw_only=True):
 
 
 class TextDelta(_Tagged, tag="text_delta", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["text_delta"]]
+
     text: str
     index: int = 0
 
@@ -735,6 +896,9 @@ class ThinkingDelta(_Tagged, tag="thinking_delta", frozen=True, kw_only=True):
     """Reasoning text; or the block's ``signature`` (a piece of it); or, for a redacted block,
     its opaque ``redacted`` data."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["thinking_delta"]]
+
     thinking: str = ""
     signature: str | None = None
     redacted: str | None = None
@@ -742,6 +906,9 @@ class ThinkingDelta(_Tagged, tag="thinking_delta", frozen=True, kw_only=True):
 
 
 class ToolCallBegin(_Tagged, tag="tool_call_begin", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_begin"]]
+
     index: int
     id: str
     name: str
@@ -751,26 +918,51 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
     the stream was asked for partial arguments (``UNSET`` otherwise)."""
 
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_delta"]]
+
     index: int
     fragment: str
     parsed: Any = msgspec.UNSET
 
 
 class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["tool_call_end"]]
+
     index: int
     block: ToolCallBlock
 
 
+class BlockEnd(_Tagged, tag="block_end", frozen=True, kw_only=True):
+    """A block that arrives whole rather than as deltas (a server tool call or result): the
+    whole block, at ``index`` of the message's content."""
+
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["block_end"]]
+
+    index: int
+    block: ContentBlock
+
+
 class UsageEvent(_Tagged, tag="usage", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["usage"]]
+
     usage: Usage
 
 
 class MessageEnd(_Tagged, tag="message_end", frozen=True, kw_only=True):
+    if TYPE_CHECKING:
+        type: ClassVar[Literal["message_end"]]
+
     stop_reason: StopReason | None = None
     raw_stop_reason: str | None = None
 
 
-Event = Union[MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, UsageEvent, MessageEnd]
+Event = Union[
+    MessageStart, TextDelta, ThinkingDelta, ToolCallBegin, ToolCallDelta, ToolCallEnd, BlockEnd, UsageEvent, MessageEnd
+]
 
 
 class Diagnostic(_Plain, frozen=True, kw_only=True):

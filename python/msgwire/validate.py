@@ -21,6 +21,8 @@ from .types import (
     ImageBlock,
     MCPResourceBlock,
     Request,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
     Session,
     SystemControlMessage,
     TextBlock,
@@ -37,7 +39,15 @@ __all__ = ["validate"]
 # Which blocks each message may hold (unknown blocks are allowed anywhere: they are opaque).
 _ALLOWED_BLOCKS: dict[type, tuple[type, ...]] = {
     UserMessage: (TextBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, UnknownBlock),
-    AssistantMessage: (TextBlock, ThinkingBlock, ToolCallBlock, ImageBlock, UnknownBlock),
+    AssistantMessage: (
+        TextBlock,
+        ThinkingBlock,
+        ToolCallBlock,
+        ServerToolCallBlock,
+        ServerToolResultBlock,
+        ImageBlock,
+        UnknownBlock,
+    ),
     ToolResultMessage: (TextBlock, ImageBlock, FileReferenceBlock, MCPResourceBlock, UnknownBlock),
 }
 
@@ -126,6 +136,16 @@ class _Checker:
         if isinstance(block, TextBlock):
             if not block.text and not self.allow_empty_text:
                 self.fail(f"{path}.text", "text must not be empty")
+            for k, citation in enumerate(block.citations):
+                start, end = citation.start_index, citation.end_index
+                if start is not None and end is not None and not 0 <= start <= end:
+                    self.fail(f"{path}.citations[{k}]", f"the cited span {start}..{end} is not a span")
+        elif isinstance(block, ServerToolCallBlock):
+            if not block.id and block.dialect != "gemini":  # Gemini's grounding has no id of its own
+                self.fail(f"{path}.id", "server tool call id must not be empty")
+        elif isinstance(block, ServerToolResultBlock):
+            if not block.tool_call_id:
+                self.fail(f"{path}.tool_call_id", "tool_call_id must not be empty")
         elif isinstance(block, ToolCallBlock):
             self.tool_call(block, path)
         elif isinstance(block, FileReferenceBlock):

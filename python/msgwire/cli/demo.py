@@ -31,6 +31,7 @@ from ..codec import dumps, loads
 from ..errors import MsgwireError
 from ..stream import assemble
 from ..transcode import transcode
+from ..types import Dialect
 from ..validate import validate
 from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
@@ -39,7 +40,7 @@ from .demo_swarm import show_swarm
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
-STREAMS = (
+STREAMS: tuple[tuple[str, Dialect], ...] = (
     ("openai-parallel-tool-calls.sse", "openai"),
     ("anthropic-thinking.sse", "anthropic"),
     ("openai-responses-function-call.sse", "openai-responses"),
@@ -60,12 +61,12 @@ SPEED = (
 
 
 def examples_dir() -> Path:
-    """examples/ of a source checkout: next to the current directory or to this package."""
-    package_root = Path(__file__).resolve().parents[3]
-    for candidate in (Path.cwd() / "examples", package_root / "examples"):
-        if (candidate / "session.json").is_file():
-            return candidate
-    raise MsgwireError("examples/ not found: run the demo from a msgwire source checkout")
+    """The examples the package ships (msgwire/examples/: package data, so the demo runs from an
+    installed wheel as from a checkout)."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    if not (examples / "session.json").is_file():
+        raise MsgwireError(f"the bundled examples are missing ({examples}): reinstall msgwire")
+    return examples
 
 
 def _section(out: Console, number: int, title: str) -> None:

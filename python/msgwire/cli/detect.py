@@ -16,13 +16,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..formats import DIALECTS
+from ..types import Dialect
 from .inputs import UsageError
 
 STREAM_DIALECTS: tuple[str, ...] = ("openai", "openai-responses", "anthropic", "gemini", "ollama")
 SNIFF_SIZE = 16 * 1024
 
 # (dialect, pattern) in the order they are tried on the raw bytes.
-_MARKERS: tuple[tuple[str, re.Pattern[bytes]], ...] = (
+_MARKERS: tuple[tuple[Dialect, re.Pattern[bytes]], ...] = (
     ("anthropic", re.compile(rb'event: *message_start|"type" *: *"message_start"')),
     ("openai-responses", re.compile(rb'"type" *: *"response\.|event: *response\.')),
     ("gemini", re.compile(rb'"candidates" *:')),
@@ -41,7 +42,7 @@ def _payloads(head: bytes) -> Iterable[bytes]:
             yield line
 
 
-def _classify_payload(payload: Mapping[str, Any], sse: bool) -> str | None:
+def _classify_payload(payload: Mapping[str, Any], sse: bool) -> Dialect | None:
     kind = payload.get("type")
     if isinstance(kind, str):
         if kind == "message_start" or kind.startswith("content_block_"):
@@ -57,7 +58,7 @@ def _classify_payload(payload: Mapping[str, Any], sse: bool) -> str | None:
     return None
 
 
-def sniff_stream(head: bytes) -> str | None:
+def sniff_stream(head: bytes) -> Dialect | None:
     """The dialect of a recording from its first bytes, or ``None`` when nothing tells."""
     head = head[:SNIFF_SIZE]
     sse = bool(re.search(rb"^(data|event):", head, re.MULTILINE))
@@ -74,7 +75,7 @@ def sniff_stream(head: bytes) -> str | None:
     return None
 
 
-def stream_dialect(head: bytes, name: str) -> str:
+def stream_dialect(head: bytes, name: str) -> Dialect:
     dialect = sniff_stream(head)
     if dialect is None:
         choices = ", ".join(STREAM_DIALECTS)

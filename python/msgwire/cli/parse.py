@@ -28,7 +28,7 @@ from rich.text import Text
 from ..codec import dumps
 from ..errors import StreamError
 from ..stream import Decoder
-from ..types import AssistantMessage, Diagnostic, Event
+from ..types import AssistantMessage, Diagnostic, Dialect, Event
 from .detect import SNIFF_SIZE, STREAM_DIALECTS, sniff_stream, stream_dialect
 from .inputs import open_input, read_chunks
 from .live import LiveView
@@ -41,7 +41,7 @@ REFRESH_SECONDS = 1 / 15  # how often the live view is redrawn
 class Outcome:
     """What decoding one stream gave: the message (partial when it failed) and how it went."""
 
-    dialect: str
+    dialect: Dialect
     message: AssistantMessage
     diagnostics: list[Diagnostic]
     failure: StreamError | None
@@ -82,7 +82,9 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def decode(chunks: Iterable[bytes], dialect: str, on_events: Callable[[list[Event]], None] | None = None) -> Outcome:
+def decode(
+    chunks: Iterable[bytes], dialect: Dialect, on_events: Callable[[list[Event]], None] | None = None
+) -> Outcome:
     """Feed every chunk to one decoder; ``on_events`` gets each batch of events (without it,
     the decoder builds no event objects: the fast path)."""
     decoder = Decoder(dialect, events=on_events is not None)
@@ -105,11 +107,11 @@ def decode(chunks: Iterable[bytes], dialect: str, on_events: Callable[[list[Even
         counted += len(exc.events)
         handle(exc.events)
     seconds = time.perf_counter() - start
-    message = failure.partial_message if failure is not None else decoder.message()
+    message = failure.partial_message if failure is not None and failure.partial_message else decoder.message()
     return Outcome(dialect, message, decoder.diagnostics, failure, size, counted, seconds)
 
 
-def watch(chunks: Iterable[bytes], dialect: str, out: Console, title: str, pace: float = 0.0) -> Outcome:
+def watch(chunks: Iterable[bytes], dialect: Dialect, out: Console, title: str, pace: float = 0.0) -> Outcome:
     """Decode with the live view on ``out``; ``pace`` seconds between events replays a
     recording at a speed a person can follow."""
     view = LiveView(title)
@@ -166,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     with open_input(args.file) as source:
         head, chunks = with_head(read_chunks(source))
-        dialect = args.dialect or stream_dialect(head, name)
+        dialect: Dialect = args.dialect or stream_dialect(head, name)
         if args.events:
             outcome = decode(chunks, dialect, _write_events)
             sys.stdout.buffer.flush()

@@ -8,6 +8,7 @@ import sys
 
 from ..errors import StreamError
 from ..transcode import transcode
+from ..types import Dialect
 from .detect import STREAM_DIALECTS, stream_dialect
 from .inputs import open_input, read_chunks
 from .parse import with_head
@@ -18,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     write = sys.stdout.buffer.write
     with open_input(args.file) as source:
         head, chunks = with_head(read_chunks(source))
-        dialect = args.dialect or stream_dialect(head, name)
+        dialect: Dialect = args.dialect or stream_dialect(head, name)
         try:
             for output in transcode(chunks, dialect, args.to):
                 write(output)

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
+use crate::canonical::{AssistantMessage, Block, Citation, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
 use crate::error::{Error, ErrorKind};
 use crate::event::{Event, EventBatch, EventSink, SinkContext};
 use crate::limits::Limits;
@@ -236,7 +236,7 @@ impl Builder {
     pub fn open_text(&mut self) -> usize {
         match self.message.content.last() {
             Some(Block::Text(_)) => self.message.content.len() - 1,
-            _ => self.push_block(Block::Text(TextBlock { text: String::new(), cache_control: None })),
+            _ => self.push_block(Block::Text(TextBlock::default())),
         }
     }
 
@@ -250,7 +250,7 @@ impl Builder {
 
     /// A new, empty text block even when the last block is text (a provider's block boundary).
     pub fn new_text(&mut self) -> usize {
-        self.push_block(Block::Text(TextBlock { text: String::new(), cache_control: None }))
+        self.push_block(Block::Text(TextBlock::default()))
     }
 
     /// A new, empty thinking block even when the last block is thinking.
@@ -330,6 +330,84 @@ impl Builder {
         Ok(())
     }
 
+    /// A citation of the text block at `index` (no event: the block carries it).
+    pub fn cite(&mut self, index: usize, citation: Citation) -> Result<(), Error> {
+        if let Some(raw) = &citation.raw {
+            self.check_depth(&raw.0)?;
+        }
+        if let Some(Block::Text(block)) = self.message.content.get_mut(index) {
+            block.citations.push(citation);
+        }
+        Ok(())
+    }
+
+    /// Replace the citations of the text block at `index` (a provider's final word on them).
+    pub fn set_citations(&mut self, index: usize, citations: Vec<Citation>) -> Result<(), Error> {
+        for raw in citations.iter().filter_map(|c| c.raw.as_ref()) {
+            self.check_depth(&raw.0)?;
+        }
+        if let Some(Block::Text(block)) = self.message.content.get_mut(index) {
+            block.citations = citations;
+        }
+        Ok(())
+    }
+
+    /// The id of the provider item the block at `index` came in (Responses items).
+    pub fn set_item_id(&mut self, index: usize, item_id: &str) {
+        let slot = match self.message.content.get_mut(index) {
+            Some(Block::Text(b)) => &mut b.item_id,
+            Some(Block::Thinking(b)) => &mut b.item_id,
+            Some(Block::ToolCall(b)) => &mut b.item_id,
+            _ => return,
+        };
+        if !item_id.is_empty() && slot.is_none() {
+            *slot = Some(item_id.to_owned());
+        }
+    }
+
+    /// A block that arrives whole (a server tool call or result), placed now; [`Builder::end_whole`]
+    /// says it is complete. Its raw JSON is bounded as an unknown block's.
+    pub fn begin_whole(&mut self, block: Block) -> Result<usize, Error> {
+        self.check_whole(&block)?;
+        Ok(self.push_block(block))
+    }
+
+    /// Replace a block placed with [`Builder::begin_whole`] (the provider completed it).
+    pub fn set_whole(&mut self, index: usize, block: Block) -> Result<(), Error> {
+        self.check_whole(&block)?;
+        if let Some(slot @ (Block::ServerToolCall(_) | Block::ServerToolResult(_))) =
+            self.message.content.get_mut(index)
+        {
+            *slot = block;
+        }
+        Ok(())
+    }
+
+    /// The block at `index` is complete: `BlockEnd` carries it.
+    pub fn end_whole(&mut self, index: usize) {
+        if let (Some(block), Some(sink)) = (self.message.content.get(index), self.events.as_mut()) {
+            sink.push(&Event::BlockEnd { index, block }, cx!(self));
+        }
+    }
+
+    fn check_whole(&self, block: &Block) -> Result<(), Error> {
+        match block {
+            Block::ServerToolCall(call) => {
+                self.check_depth(&call.raw.0)?;
+                self.check_depth_text(&call.arguments)
+            }
+            Block::ServerToolResult(result) => self.check_depth(&result.raw.0),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_depth_text(&self, json: &str) -> Result<(), Error> {
+        match RawValue::from_string(json.to_owned()) {
+            Ok(raw) => self.check_depth(&raw),
+            Err(_) => Ok(()),
+        }
+    }
+
     /// Raw JSON kept in the message must not be nested deeper than `max_depth`: whoever reads
     /// the message parses it.
     fn check_depth(&self, raw: &RawValue) -> Result<(), Error> {
@@ -352,6 +430,7 @@ impl Builder {
             arguments: String::new(),
             approval: crate::canonical::Approval::Pending,
             malformed: false,
+            item_id: None,
             cache_control: None,
         };
         let index = self.push_block(Block::ToolCall(block));

@@ -152,15 +152,29 @@ pub enum Block {
     FileReference(FileReferenceBlock),
     McpResource(McpResourceBlock),
     ToolCall(ToolCallBlock),
+    ServerToolCall(ServerToolCallBlock),
+    ServerToolResult(ServerToolResultBlock),
     #[serde(untagged)]
     Unknown(Box<RawValue>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Text; `citations` are the sources it cites, `item_id` the provider item it came in (a
+/// Responses `message` item, shared by its text parts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextBlock {
     pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub citations: Vec<Citation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
+}
+
+impl TextBlock {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), ..Self::default() }
+    }
 }
 
 /// A prompt-caching breakpoint (Anthropic's `cache_control`): the prefix up to this block is cached.
@@ -175,6 +189,27 @@ pub struct CacheControl {
     pub ttl: Option<String>,
 }
 
+/// A source a text block cites (an Anthropic citation, a Responses annotation, a Gemini
+/// grounding support). `kind` is the provider's type; `start_index`/`end_index` the cited span of
+/// the block's text in characters (Unicode scalar values; none: the whole block); `raw` the
+/// provider's object when it says more than the typed fields, written back only to that provider.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Citation {
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cited_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_index: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_index: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Raw>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkingBlock {
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -183,7 +218,56 @@ pub struct ThinkingBlock {
     pub signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<String>,
+    /// The Responses `reasoning` item it came in (a request needs it to send the item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
 }
+
+/// A tool the provider ran itself, as the model called it (Anthropic `server_tool_use`,
+/// `mcp_tool_use`; a Responses built-in tool item, its outcome included; Gemini's grounding).
+/// `raw` is the provider's whole object in `dialect`'s wire format, written back unchanged there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerToolCallBlock {
+    pub id: String,
+    pub name: String,
+    /// The call's input as JSON text.
+    pub arguments: String,
+    /// The provider's block or item type.
+    pub kind: String,
+    pub dialect: String,
+    pub raw: Raw,
+}
+
+/// The result of a server tool call as a block of its own (Anthropic `web_search_tool_result`,
+/// `mcp_tool_result`, ...); `raw` is the provider's whole block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerToolResultBlock {
+    pub tool_call_id: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub is_error: bool,
+    pub dialect: String,
+    pub raw: Raw,
+}
+
+/// JSON kept as its text (a provider's object), compared by that text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Raw(pub Box<RawValue>);
+
+impl Raw {
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Eq for Raw {}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageBlock {
@@ -282,6 +366,9 @@ pub struct ToolCallBlock {
     pub approval: Approval,
     #[serde(default, skip_serializing_if = "is_default")]
     pub malformed: bool,
+    /// The Responses `function_call` item it came in (`id` is the call id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
 }
@@ -590,6 +677,8 @@ impl TagFirst for Block {
             "file_reference" => Deserialize::deserialize(rest).map(Block::FileReference),
             "mcp_resource" => Deserialize::deserialize(rest).map(Block::McpResource),
             "tool_call" => Deserialize::deserialize(rest).map(Block::ToolCall),
+            "server_tool_call" => Deserialize::deserialize(rest).map(Block::ServerToolCall),
+            "server_tool_result" => Deserialize::deserialize(rest).map(Block::ServerToolResult),
             _ => return None,
         })
     }
@@ -628,6 +717,8 @@ impl<'de> Deserialize<'de> for Block {
                 "file_reference" => Some(serde_json::from_str(json).map(Block::FileReference)),
                 "mcp_resource" => Some(serde_json::from_str(json).map(Block::McpResource)),
                 "tool_call" => Some(serde_json::from_str(json).map(Block::ToolCall)),
+                "server_tool_call" => Some(serde_json::from_str(json).map(Block::ServerToolCall)),
+                "server_tool_result" => Some(serde_json::from_str(json).map(Block::ServerToolResult)),
                 _ => None,
             },
             Block::Unknown,

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::assemble::Diagnostic;
-use crate::canonical::{AssistantMessage, StopReason, ToolCallBlock, Usage};
+use crate::canonical::{AssistantMessage, Block, StopReason, ToolCallBlock, Usage};
 use crate::error::Error;
 
 /// One step of an assistant message arriving. `index` is the position of the block in the
@@ -50,6 +50,11 @@ pub enum Event<'a> {
     ToolCallEnd {
         index: usize,
         block: &'a ToolCallBlock,
+    },
+    /// A block that arrived whole (a server tool call or result).
+    BlockEnd {
+        index: usize,
+        block: &'a Block,
     },
     Usage {
         usage: &'a Usage,

@@ -218,8 +218,12 @@ fn anthropic_recordings() {
     let server = decode_every_way(DialectName::Anthropic, "anthropic/server-tool-use-then-tool-use-with-args.sse");
     let message = self::message(&server);
     assert_eq!(message.content.len(), 5, "{message:?}");
-    let Block::Unknown(raw) = &message.content[1] else { panic!("server tool use kept raw") };
-    assert!(raw.get().contains("tool_search_tool_bm25"));
+    let Block::ServerToolCall(call) = &message.content[1] else { panic!("a server tool call") };
+    assert_eq!((call.kind.as_str(), call.dialect.as_str()), ("server_tool_use", "anthropic"));
+    assert!(call.raw.get().contains("tool_search_tool_bm25"));
+    assert!(serde_json::from_str::<serde_json::Value>(&call.arguments).is_ok(), "{}", call.arguments);
+    let Block::ServerToolResult(result) = &message.content[2] else { panic!("its result") };
+    assert_eq!(result.tool_call_id, call.id);
     let calls = tool_calls(&message);
     assert_eq!(calls[0].name, "get_exchange_rate");
     assert!(serde_json::from_str::<serde_json::Value>(&calls[0].arguments).is_ok());
@@ -229,6 +233,15 @@ fn anthropic_recordings() {
     for path in ["anthropic/text-minimal.sse", "anthropic/web-search-citations.sse"] {
         assert_eq!(decode_every_way(DialectName::Anthropic, path).error, None, "{path}");
     }
+    let cited = self::message(&decode_every_way(DialectName::Anthropic, "anthropic/web-search-citations.sse"));
+    let citations: Vec<_> = cited
+        .content
+        .iter()
+        .filter_map(|b| if let Block::Text(t) = b { Some(&t.citations) } else { None })
+        .flatten()
+        .collect();
+    assert!(!citations.is_empty(), "the citations are the text's");
+    assert!(citations.iter().all(|c| c.kind == "web_search_result_location" && c.url.is_some() && c.raw.is_some()));
 }
 
 #[test]

@@ -67,7 +67,7 @@ class ProviderStream(Stream):
     interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
     ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
 
-    def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
+    def __init__(self, source: Any, dialect: Dialect, *, request_id: str | None = None, **options: Any) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
         self._state = _State()
@@ -109,7 +109,7 @@ class AsyncProviderStream(AsyncStream):
     """``ProviderStream`` for ``async for``; cancelling the task that reads it closes the HTTP
     response too (and its message is ``aborted``)."""
 
-    def __init__(self, source: Any, dialect: str, *, request_id: str | None = None, **options: Any) -> None:
+    def __init__(self, source: Any, dialect: Dialect, *, request_id: str | None = None, **options: Any) -> None:
         super().__init__(source, dialect, **options)
         self.request_id = request_id
         self._state = _State()

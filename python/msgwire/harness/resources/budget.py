@@ -170,17 +170,17 @@ class TokenBudget:
 
 
 def _text(block: ContentBlock) -> str:
-    kind = type(block)
-    if kind is TextBlock:
-        return block.text  # type: ignore[union-attr]
-    if kind is ThinkingBlock:
-        return block.thinking  # type: ignore[union-attr]
-    if kind is ToolCallBlock:
-        return block.name + block.arguments  # type: ignore[union-attr]
-    if kind is FileReferenceBlock:
-        return block.path + (block.resolved_content or block.error or "")  # type: ignore[union-attr]
-    if kind is ImageBlock:
-        return block.recognized_text or block.vision_analysis or ""  # type: ignore[union-attr]
-    if kind is MCPResourceBlock:
-        return block.resource_uri + (block.content or block.blob or block.error or "")  # type: ignore[union-attr]
-    return getattr(block, "raw", b"").decode("utf-8", "replace")
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ThinkingBlock):
+        return block.thinking
+    if isinstance(block, ToolCallBlock):
+        return block.name + block.arguments
+    if isinstance(block, FileReferenceBlock):
+        return block.path + (block.resolved_content or block.error or "")
+    if isinstance(block, ImageBlock):
+        return block.recognized_text or block.vision_analysis or ""
+    if isinstance(block, MCPResourceBlock):
+        return block.resource_uri + (block.content or block.blob or block.error or "")
+    raw = getattr(block, "raw", b"")
+    return bytes(raw).decode("utf-8", "replace")

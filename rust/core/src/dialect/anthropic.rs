@@ -1,9 +1,10 @@
 //! Anthropic Messages streams: `message_start`, then `content_block_start` / `_delta` /
 //! `_stop` per block, `message_delta` (stop reason, cumulative usage), `message_stop`.
 //!
-//! Blocks keep their order. Server-side tool blocks (`server_tool_use`, `*_tool_result`, ...)
-//! have no canonical type: they are kept whole as raw JSON blocks, their streamed input
-//! filled in, so a later request can send them back.
+//! Blocks keep their order. Server tool blocks (`server_tool_use`, `*_tool_result`, ...) are
+//! server tool calls and results (`crate::server_tool`), their streamed input filled in, so a
+//! later request can send them back; text citations (`citations_delta`, or a block's own
+//! `citations`) are the text block's. Other blocks are kept whole as `provider_part` blocks.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
+use crate::server_tool;
 
 /// What an Anthropic block index became.
 #[derive(Debug)]
@@ -25,8 +27,10 @@ enum Slot {
     Thinking(usize),
     /// A tool call, and the input given whole at its start (used only if no delta follows).
     Tool(usize, Option<String>),
-    /// A provider block kept raw; its `input` may still stream (`server_tool_use`).
+    /// A server tool call or result, or a provider block kept raw; its `input` may still stream
+    /// (`server_tool_use`).
     Raw {
+        server: bool,
         block: usize,
         json: serde_json::Map<String, serde_json::Value>,
         input: String,
@@ -47,7 +51,6 @@ pub struct Anthropic {
     output: u64,
     thinking: u64,
     stopped: bool,
-    citations_dropped: bool,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +95,9 @@ struct BlockStart<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     input: Option<&'a RawValue>,
+    /// A text's citations (a list; anything else is not read).
+    #[serde(borrow)]
+    citations: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +114,8 @@ struct PayloadDelta<'a> {
     signature: Option<Cow<'a, str>>,
     #[serde(borrow)]
     stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    citation: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -197,6 +205,10 @@ impl Anthropic {
             "text" => {
                 let mut block = None;
                 push_text(&mut block, start.text.as_deref().unwrap_or(""), builder);
+                let citations = start.citations.map(|c| serde_json::from_str::<Vec<&RawValue>>(c.get()));
+                for citation in citations.and_then(Result::ok).unwrap_or_default() {
+                    cite(&mut block, citation, builder)?;
+                }
                 Slot::Text(block)
             }
             "thinking" => {
@@ -214,10 +226,15 @@ impl Anthropic {
                 let initial = start.input.map(RawValue::get).filter(|input| *input != "{}").map(str::to_owned);
                 Slot::Tool(block, initial)
             }
-            _ => {
+            kind => {
                 let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
-                let block = builder.unknown_block(super::kept_whole(raw, DialectName::Anthropic))?;
-                Slot::Raw { block, json, input: String::new() }
+                let server = server_tool::from_anthropic(raw.get(), None).filter(|_| server_tool::is_anthropic(kind));
+                if let Some(server) = server {
+                    Slot::Raw { server: true, block: builder.begin_whole(server)?, json, input: String::new() }
+                } else {
+                    let block = builder.unknown_block(super::kept_whole(raw, DialectName::Anthropic))?;
+                    Slot::Raw { server: false, block, json, input: String::new() }
+                }
             }
         };
         if self.slots.insert(index, slot).is_some() {
@@ -252,10 +269,9 @@ impl Anthropic {
                 }
                 input.push_str(fragment);
             }
-            (Slot::Text(_), "citations_delta") => {
-                if !self.citations_dropped {
-                    self.citations_dropped = true;
-                    builder.diagnostic("citations_dropped", "text citations are not kept (no canonical field yet)");
+            (Slot::Text(block), "citations_delta") => {
+                if let Some(citation) = delta.citation {
+                    cite(block, citation, builder)?;
                 }
             }
             _ => builder.diagnostic("unexpected_delta", format!("a {kind} for block {index} of another kind")),
@@ -276,12 +292,24 @@ impl Anthropic {
                 }
                 builder.end_tool(block);
             }
-            Slot::Raw { block, mut json, input } if !input.trim().is_empty() => {
-                // The streamed input completes the raw block; unparsable input is kept as text.
-                let value = serde_json::from_str(&input).unwrap_or(serde_json::Value::String(input));
-                json.insert("input".to_owned(), value);
-                if let Ok(raw) = serde_json::value::to_raw_value(&json) {
-                    builder.set_unknown_block(block, super::kept_whole(&raw, DialectName::Anthropic))?;
+            Slot::Raw { server, block, mut json, input } => {
+                // The streamed input completes the block; unparsable input is kept as text.
+                if !input.trim().is_empty() {
+                    let value =
+                        serde_json::from_str(&input).unwrap_or_else(|_| serde_json::Value::String(input.clone()));
+                    json.insert("input".to_owned(), value);
+                    if let Ok(raw) = serde_json::value::to_raw_value(&json) {
+                        if server {
+                            if let Some(whole) = crate::server_tool::from_anthropic(raw.get(), Some(&input)) {
+                                builder.set_whole(block, whole)?;
+                            }
+                        } else {
+                            builder.set_unknown_block(block, super::kept_whole(&raw, DialectName::Anthropic))?;
+                        }
+                    }
+                }
+                if server {
+                    builder.end_whole(block);
                 }
             }
             _ => {}
@@ -311,6 +339,15 @@ impl Anthropic {
             reasoning_tokens: self.thinking,
         });
     }
+}
+
+/// A citation of an Anthropic text block (created by it when it has no text yet).
+fn cite(block: &mut Option<usize>, citation: &RawValue, builder: &mut Builder) -> Result<(), Error> {
+    if let Some(citation) = crate::citation::from_anthropic(citation.get()) {
+        let index = *block.get_or_insert_with(|| builder.new_text());
+        builder.cite(index, citation)?;
+    }
+    Ok(())
 }
 
 /// Text for an Anthropic text block, which is created with its first non-empty text.

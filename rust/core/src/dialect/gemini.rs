@@ -5,6 +5,10 @@
 //! A `thoughtSignature` on a thought part signs that thinking block. On a text or function
 //! call part it becomes an empty thinking block holding only the signature, placed right
 //! before that part, so it can be sent back on the same part.
+//!
+//! A candidate's `groundingMetadata` (Google Search grounding) is a server tool call block
+//! (`grounding_metadata`, kept whole, `crate::server_tool`) and the citations of the text
+//! blocks its supports point into (`crate::citation`); a later one replaces both.
 
 use std::borrow::Cow;
 
@@ -13,12 +17,14 @@ use serde_json::value::RawValue;
 
 use super::{Dialect, parse, provider_error};
 use crate::assemble::Builder;
-use crate::canonical::{StopReason, Usage};
+use crate::canonical::{Block, Citation, StopReason, Usage};
 use crate::error::Error;
 
 #[derive(Debug, Default)]
 pub struct Gemini {
     other_candidates_seen: bool,
+    /// The grounding block, once grounding metadata came.
+    grounding: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -44,6 +50,8 @@ struct Candidate<'a> {
     #[serde(borrow)]
     finish_reason: Option<Cow<'a, str>>,
     index: Option<u64>,
+    #[serde(borrow)]
+    grounding_metadata: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +117,9 @@ impl Dialect for Gemini {
             for part in candidate.content.and_then(|c| c.parts).unwrap_or_default() {
                 part_into(part, data, builder)?;
             }
+            if let Some(metadata) = candidate.grounding_metadata {
+                self.ground(metadata, builder)?;
+            }
             if let Some(reason) = candidate.finish_reason {
                 builder.finish(map_finish_reason(&reason, builder.has_tool_calls()), Some(&reason));
             }
@@ -131,7 +142,54 @@ impl Dialect for Gemini {
     }
 
     fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
-        if builder.is_finished() { Ok(()) } else { Err(Error::truncated("no finishReason", builder.offset())) }
+        if !builder.is_finished() {
+            return Err(Error::truncated("no finishReason", builder.offset()));
+        }
+        if let Some(block) = self.grounding {
+            builder.end_whole(block);
+        }
+        Ok(())
+    }
+}
+
+impl Gemini {
+    /// Grounding metadata: the grounding block, and the citations of the text blocks.
+    fn ground(&mut self, metadata: &RawValue, builder: &mut Builder) -> Result<(), Error> {
+        let empty = metadata.get().strip_prefix('{').is_some_and(|rest| rest.trim_start() == "}");
+        if empty || metadata.get() == "null" {
+            return Ok(());
+        }
+        let texts: Vec<(usize, &str)> = builder
+            .message()
+            .content
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| match b {
+                Block::Text(t) => Some((i, t.text.as_str())),
+                _ => None,
+            })
+            .collect();
+        let strings: Vec<&str> = texts.iter().map(|(_, t)| *t).collect();
+        let mut cited: Vec<(usize, Vec<Citation>)> = texts.iter().map(|(i, _)| (*i, Vec::new())).collect();
+        for (n, citation) in crate::citation::from_gemini(metadata.get(), &strings) {
+            cited[n].1.push(citation);
+        }
+        for (block, citations) in cited {
+            builder.set_citations(block, citations)?;
+        }
+        // its id: made from the metadata (its value, not its bytes: a body re-encoded, a
+        // transcoded stream carry the same), so that any reading of it gives the same
+        let index = self.grounding.unwrap_or(builder.message().content.len());
+        let value = serde_json::from_str::<serde_json::Value>(metadata.get()).map(|v| v.to_string());
+        let id = builder.synthetic_call_id(index, value.as_deref().unwrap_or(metadata.get()));
+        let Some(block) = crate::server_tool::from_gemini(metadata.get(), id) else {
+            return Ok(());
+        };
+        match self.grounding {
+            Some(index) => builder.set_whole(index, block)?,
+            None => self.grounding = Some(builder.begin_whole(block)?),
+        }
+        Ok(())
     }
 }
 

@@ -185,26 +185,11 @@ pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Er
     Error::provider(error_type, message, builder.offset())
 }
 
-/// A provider block kept whole (server tools, built-in tool items): its own JSON, unless its
-/// `type` would read as a canonical block (an item typed `thinking` or `image`, one typed
-/// `provider_part`, one without a string `type`). That one is wrapped as
+/// A provider block msgwire has no type for, kept whole: wrapped as
 /// `{"type": "provider_part", "dialect", "part"}`, as request conversion keeps provider parts,
-/// so that it reads back as what it is and is written back unchanged to its dialect.
+/// so that it reads back as what it is (never as a canonical block of the same tag, and without
+/// the unknown-block warning) and is written back unchanged to its dialect.
 pub(crate) fn kept_whole(raw: &RawValue, dialect: DialectName) -> Box<RawValue> {
-    #[derive(Deserialize)]
-    struct Tag<'a> {
-        #[serde(rename = "type", borrow)]
-        tag: Option<Cow<'a, str>>,
-    }
-    const CANONICAL: [&str; 7] =
-        ["text", "thinking", "image", "file_reference", "mcp_resource", "tool_call", "provider_part"];
-    let collides = match serde_json::from_str::<Tag<'_>>(raw.get()) {
-        Ok(Tag { tag: Some(tag) }) => CANONICAL.contains(&&*tag),
-        _ => true,
-    };
-    if !collides {
-        return raw.to_owned();
-    }
     let wrapped = format!(r#"{{"type":"provider_part","dialect":"{}","part":{}}}"#, dialect.as_str(), raw.get());
     RawValue::from_string(wrapped).unwrap_or_else(|_| raw.to_owned())
 }
@@ -214,15 +199,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn provider_blocks_that_would_read_as_canonical_ones_are_wrapped() {
+    fn provider_blocks_are_wrapped() {
         let kept = |json: &str| {
             kept_whole(&serde_json::from_str::<Box<RawValue>>(json).expect("JSON"), DialectName::Anthropic)
         };
-        let server = r#"{"type":"server_tool_use","id":"s","input":{}}"#;
-        assert_eq!(kept(server).get(), server);
-        for json in
-            [r#"{"type":"thinking","x":1}"#, r#"{"type":"provider_part"}"#, r#"{"id":"no type"}"#, r#"{"type":7}"#]
-        {
+        for json in [
+            r#"{"type":"container_upload","file_id":"f"}"#,
+            r#"{"type":"thinking","x":1}"#,
+            r#"{"type":"provider_part"}"#,
+            r#"{"id":"no type"}"#,
+            r#"{"type":7}"#,
+        ] {
             let want = format!(r#"{{"type":"provider_part","dialect":"anthropic","part":{json}}}"#);
             assert_eq!(kept(json).get(), want);
         }

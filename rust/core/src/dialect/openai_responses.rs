@@ -5,8 +5,11 @@
 //!
 //! Reasoning items become thinking blocks (summary parts joined by a blank line, the
 //! `encrypted_content` of `output_item.done` as the signature); message items become text
-//! blocks, one per content part; function calls become tool calls keyed by `call_id`. Built-in
-//! tool items (web search, code interpreter, ...) are kept whole as raw JSON blocks.
+//! blocks, one per content part, their annotations its citations (`output_text.annotation.added`,
+//! and the `.done` item's final word); function calls become tool calls keyed by `call_id`. Each
+//! block keeps the id of its item (`item_id`), which a request needs to send it back. Built-in
+//! tool items (web search, code interpreter, ...) are server tool calls (`crate::server_tool`);
+//! other items are kept whole as `provider_part` blocks.
 
 use std::borrow::Cow;
 
@@ -32,6 +35,7 @@ enum Slot {
         parts: Vec<(u64, usize)>,
     },
     Call(usize),
+    Server(usize),
     Raw(usize),
 }
 
@@ -71,6 +75,8 @@ struct Payload<'a> {
     code: Option<Cow<'a, str>>,
     #[serde(borrow)]
     message: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    annotation: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +115,15 @@ struct ItemFields<'a> {
     encrypted_content: Option<Cow<'a, str>>,
     #[serde(borrow)]
     summary: Option<Vec<SummaryPart<'a>>>,
+    #[serde(borrow)]
+    content: Option<Vec<DonePart<'a>>>,
+}
+
+/// A content part of a message item: its annotations are the citations of its text block.
+#[derive(Deserialize)]
+struct DonePart<'a> {
+    #[serde(borrow)]
+    annotations: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -186,20 +201,38 @@ impl Dialect for OpenAiResponses {
                     builder.tool_set_args(block, arguments)?;
                 }
             }
+            "response.output_text.annotation.added" => {
+                if let (Some(block), Some(annotation)) = (self.text_part(&payload, false, builder), payload.annotation)
+                {
+                    let text = match builder.message().content.get(block) {
+                        Some(crate::canonical::Block::Text(t)) => t.text.as_str(),
+                        _ => "",
+                    };
+                    if let Some(citation) = crate::citation::from_responses(annotation.get(), text) {
+                        builder.cite(block, citation)?;
+                    }
+                }
+            }
             "response.reasoning_summary_part.added" => {
-                if let Some(Slot::Reasoning { block, summary_parts }) = self.slot_mut(&payload) {
-                    *summary_parts += 1;
-                    if *summary_parts > 1 {
-                        let block = thinking_block(block, builder);
-                        builder.push_thinking(block, "\n\n");
+                if let Some(pos) = self.find(&payload) {
+                    let Item { id, slot, .. } = &mut self.items[pos];
+                    if let Slot::Reasoning { block, summary_parts } = slot {
+                        *summary_parts += 1;
+                        if *summary_parts > 1 {
+                            let block = thinking_block(block, id, builder);
+                            builder.push_thinking(block, "\n\n");
+                        }
                     }
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let delta = payload.delta.as_deref().unwrap_or("");
-                if let (Some(Slot::Reasoning { block, .. }), false) = (self.slot_mut(&payload), delta.is_empty()) {
-                    let block = thinking_block(block, builder);
-                    builder.push_thinking(block, delta);
+                if let (Some(pos), false) = (self.find(&payload), delta.is_empty()) {
+                    let Item { id, slot, .. } = &mut self.items[pos];
+                    if let Slot::Reasoning { block, .. } = slot {
+                        let block = thinking_block(block, id, builder);
+                        builder.push_thinking(block, delta);
+                    }
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -240,14 +273,11 @@ impl OpenAiResponses {
         self.find(payload).map(|pos| &self.items[pos].slot)
     }
 
-    fn slot_mut(&mut self, payload: &Payload<'_>) -> Option<&mut Slot> {
-        self.find(payload).map(|pos| &mut self.items[pos].slot)
-    }
-
     /// The text block of a message item's content part; `create`: made if there is none yet.
     fn text_part(&mut self, payload: &Payload<'_>, create: bool, builder: &mut Builder) -> Option<usize> {
         let content_index = payload.content_index.unwrap_or(0);
-        let Some(Slot::Message { parts }) = self.slot_mut(payload) else {
+        let found = self.find(payload);
+        let Some(Item { id, slot: Slot::Message { parts }, .. }) = found.map(|pos| &mut self.items[pos]) else {
             builder.diagnostic("text_without_item", "output text for an item that was never added");
             return None;
         };
@@ -258,25 +288,32 @@ impl OpenAiResponses {
             return None;
         }
         let block = builder.new_text();
+        builder.set_item_id(block, id);
         parts.push((content_index, block));
         Some(block)
     }
 
     fn item_added(&mut self, raw: &RawValue, output_index: Option<u64>, builder: &mut Builder) -> Result<(), Error> {
         let item: ItemFields<'_> = parse(raw.get(), builder)?;
+        let id = item.id.as_deref().unwrap_or("").to_owned();
         let slot = match item.kind.as_ref() {
             "reasoning" => Slot::Reasoning { block: None, summary_parts: 0 },
             "message" => Slot::Message { parts: Vec::new() },
             "function_call" | "custom_tool_call" => {
                 let block =
                     builder.begin_tool(item.call_id.as_deref().unwrap_or(""), item.name.as_deref().unwrap_or(""));
+                builder.set_item_id(block, &id);
                 let arguments = item.arguments.as_deref().or(item.input.as_deref()).unwrap_or("");
                 builder.tool_args(block, arguments)?;
                 Slot::Call(block)
             }
-            _ => Slot::Raw(builder.unknown_block(super::kept_whole(raw, DialectName::OpenAiResponses))?),
+            kind => {
+                match crate::server_tool::from_responses(raw.get()).filter(|_| crate::server_tool::is_responses(kind)) {
+                    Some(server) => Slot::Server(builder.begin_whole(server)?),
+                    None => Slot::Raw(builder.unknown_block(super::kept_whole(raw, DialectName::OpenAiResponses))?),
+                }
+            }
         };
-        let id = item.id.as_deref().unwrap_or("").to_owned();
         self.items.push(Item { id, output_index, slot });
         Ok(())
     }
@@ -290,23 +327,47 @@ impl OpenAiResponses {
             self.item_added(raw, output_index, builder)?;
             return self.item_done(raw, output_index, builder);
         };
-        match &mut self.items[pos].slot {
+        let Item { id: item_id, slot, .. } = &mut self.items[pos];
+        match slot {
             Slot::Reasoning { block, summary_parts } => {
                 if *summary_parts == 0 {
                     // Summaries that never streamed as deltas arrive only here.
                     let texts: Vec<&str> = item.summary.iter().flatten().filter_map(|p| p.text.as_deref()).collect();
                     let text = texts.join("\n\n");
                     if !text.is_empty() {
-                        let block = thinking_block(block, builder);
+                        let block = thinking_block(block, item_id, builder);
                         builder.push_thinking(block, &text);
                     }
                 }
                 // `.added` and `.done` carry different encrypted content: only `.done`'s is valid.
                 let signature = item.encrypted_content.as_deref().unwrap_or("");
                 if !signature.is_empty() {
-                    let block = thinking_block(block, builder);
+                    let block = thinking_block(block, item_id, builder);
                     builder.thinking_signature(block, signature);
                 }
+            }
+            Slot::Message { parts } => {
+                // the item's own word on each part's annotations (a response body has no other)
+                for (index, part) in item.content.iter().flatten().enumerate() {
+                    let Some((_, block)) = parts.iter().find(|(i, _)| *i == index as u64) else { continue };
+                    let text = match builder.message().content.get(*block) {
+                        Some(crate::canonical::Block::Text(t)) => t.text.clone(),
+                        _ => continue,
+                    };
+                    let citations: Vec<_> = part
+                        .annotations
+                        .iter()
+                        .flatten()
+                        .filter_map(|a| crate::citation::from_responses(a.get(), &text))
+                        .collect();
+                    builder.set_citations(*block, citations)?;
+                }
+            }
+            &mut Slot::Server(block) => {
+                if let Some(server) = crate::server_tool::from_responses(raw.get()) {
+                    builder.set_whole(block, server)?;
+                }
+                builder.end_whole(block);
             }
             &mut Slot::Call(block) => {
                 if let Some(arguments) = item.arguments.as_deref().or(item.input.as_deref()) {
@@ -317,7 +378,6 @@ impl OpenAiResponses {
             &mut Slot::Raw(block) => {
                 builder.set_unknown_block(block, super::kept_whole(raw, DialectName::OpenAiResponses))?;
             }
-            Slot::Message { .. } => {}
         }
         Ok(())
     }
@@ -349,7 +409,11 @@ impl OpenAiResponses {
     }
 }
 
-/// The thinking block of a reasoning item, created on first use.
-fn thinking_block(block: &mut Option<usize>, builder: &mut Builder) -> usize {
-    *block.get_or_insert_with(|| builder.new_thinking())
+/// The thinking block of a reasoning item (with the item's id), created on first use.
+fn thinking_block(block: &mut Option<usize>, item_id: &str, builder: &mut Builder) -> usize {
+    *block.get_or_insert_with(|| {
+        let block = builder.new_thinking();
+        builder.set_item_id(block, item_id);
+        block
+    })
 }

@@ -43,12 +43,13 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
     Plan, Refusals, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower, object_arguments,
     parse_in, plan, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{CacheControl, ImageSource, Message};
+use crate::canonical::{Block, CacheControl, ImageSource, Message, TextBlock};
 use crate::error::Error;
 
 pub(crate) const TARGET: Target = Target {
@@ -61,6 +62,8 @@ pub(crate) const TARGET: Target = Target {
     images: [true, false, true],
     image_media_types: &["image/jpeg", "image/png", "image/gif", "image/webp"],
     call_ids: CallIds::Required(IdFormat::Anthropic),
+    cites: Some(crate::citation::anthropic_writes),
+    server_tools: ServerTools::Parts,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::BlankRefused, non_user_opening: true };
@@ -100,6 +103,8 @@ pub(crate) enum Content<'a> {
 pub(crate) enum OutBlock<'a> {
     Text {
         text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        citations: Vec<&'a RawValue>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<Cache<'a>>,
     },
@@ -153,9 +158,11 @@ struct ToolDecl<'a> {
 }
 
 fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
-    if let [OutBlock::Text { cache_control: None, .. }] = blocks.as_slice() {
-        if let Some(OutBlock::Text { text, .. }) = blocks.pop() {
-            return Content::Text(text);
+    if let [OutBlock::Text { citations, cache_control: None, .. }] = blocks.as_slice() {
+        if citations.is_empty() {
+            if let Some(OutBlock::Text { text, .. }) = blocks.pop() {
+                return Content::Text(text);
+            }
         }
     }
     Content::Blocks(blocks)
@@ -163,7 +170,12 @@ fn content(mut blocks: Vec<OutBlock<'_>>) -> Content<'_> {
 
 pub(crate) fn block(part: Part<'_>) -> Option<OutBlock<'_>> {
     Some(match part {
-        Part::Text(text) => OutBlock::Text { text, cache_control: None },
+        Part::Text(text) => OutBlock::Text { text, citations: Vec::new(), cache_control: None },
+        Part::Cited { text, .. } => OutBlock::Text {
+            text: Cow::Borrowed(&text.text),
+            citations: crate::citation::anthropic_citations(&text.citations),
+            cache_control: None,
+        },
         Part::Image(ImageSource::Url { url }) => OutBlock::Image { source: Source::Url { url }, cache_control: None },
         Part::Image(ImageSource::Base64 { media_type, data }) => {
             OutBlock::Image { source: Source::Base64 { media_type, data }, cache_control: None }
@@ -289,7 +301,8 @@ pub(super) fn write(
     end_without_trailing_whitespace(&mut turns, &plan, report);
     let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
     if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
-        turns.insert(0, ("user", vec![OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), cache_control: None }]));
+        let text = OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), citations: Vec::new(), cache_control: None };
+        turns.insert(0, ("user", vec![text]));
     }
     let messages = turns
         .into_iter()
@@ -316,7 +329,8 @@ pub(super) fn write(
     let system =
         system.filter(|s| !REFUSES.empty_text.refuses(s)).map(|text| match &options.settings.system_cache_control {
             Some(cache) => {
-                System::Blocks([OutBlock::Text { text: Cow::Borrowed(text), cache_control: Some(Cache(cache)) }])
+                let cache_control = Some(Cache(cache));
+                System::Blocks([OutBlock::Text { text: Cow::Borrowed(text), citations: Vec::new(), cache_control }])
             }
             None => System::Text(text),
         });
@@ -400,6 +414,9 @@ struct InBlock<'a> {
     is_error: Option<bool>,
     #[serde(borrow, default)]
     source: Option<InSource<'a>>,
+    /// A text's citations (a list); a document's citation settings (an object).
+    #[serde(borrow, default)]
+    citations: Option<&'a RawValue>,
     #[serde(default)]
     cache_control: Option<CacheControl>,
 }
@@ -425,11 +442,14 @@ fn raw_blocks<'a>(body: &[u8], content: &'a RawValue) -> Result<Result<Cow<'a, s
 fn block_out<'a>(raw: &'a RawValue, mut b: InBlock<'a>) -> BlockOut<'a> {
     let cache = b.cache_control.take();
     let out = plain_block_out(raw, b);
-    let Some(cache) =
-        cache.filter(|_| matches!(out, BlockOut::Text { .. } | BlockOut::Image { .. } | BlockOut::ToolCall { .. }))
-    else {
+    let Some(cache) = cache else { return out };
+    if let BlockOut::Canonical(Block::Text(mut text)) = out {
+        text.cache_control = Some(cache);
+        return BlockOut::Canonical(Block::Text(text));
+    }
+    if !matches!(out, BlockOut::Text { .. } | BlockOut::Image { .. } | BlockOut::ToolCall { .. }) {
         return out;
-    };
+    }
     match (serde_json::to_value(&out), serde_json::to_value(cache)) {
         (Ok(serde_json::Value::Object(mut block)), Ok(cache)) => {
             block.insert("cache_control".into(), cache);
@@ -442,7 +462,31 @@ fn block_out<'a>(raw: &'a RawValue, mut b: InBlock<'a>) -> BlockOut<'a> {
 fn plain_block_out<'a>(raw: &'a RawValue, b: InBlock<'a>) -> BlockOut<'a> {
     let keep = || BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw };
     match b.kind.as_ref() {
-        "text" => b.text.map_or_else(keep, |text| BlockOut::Text { text }),
+        "text" => match (b.text, b.citations) {
+            (Some(text), None) => BlockOut::Text { text },
+            (Some(text), Some(raws)) => {
+                // a list of citations this version reads, each written back as it came; else whole
+                let raws: Vec<&RawValue> = serde_json::from_str(raws.get()).unwrap_or_default();
+                let citations: Option<Vec<_>> = raws.iter().map(|c| crate::citation::from_anthropic(c.get())).collect();
+                match citations {
+                    Some(citations)
+                        if !citations.is_empty() && citations.iter().all(crate::citation::anthropic_writes) =>
+                    {
+                        BlockOut::Canonical(Block::Text(TextBlock {
+                            text: text.into_owned(),
+                            citations,
+                            item_id: None,
+                            cache_control: None,
+                        }))
+                    }
+                    _ => keep(),
+                }
+            }
+            (None, _) => keep(),
+        },
+        kind if crate::server_tool::is_anthropic(kind) => {
+            crate::server_tool::from_anthropic(raw.get(), None).map_or_else(keep, BlockOut::Canonical)
+        }
         "image" => match b.source {
             Some(InSource { kind, media_type: Some(media_type), data: Some(data), .. }) if kind == "base64" => {
                 BlockOut::Image { source: SourceOut::Base64 { media_type, data }, detail: None }

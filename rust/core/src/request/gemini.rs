@@ -46,6 +46,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::{
     Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, Item, Loss, MessageOut, Options, Part, Plan,
     Refusals, Replay, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower,
@@ -64,6 +65,8 @@ const TARGET: Target = Target {
     images: [true, false, false],
     image_media_types: &[],
     call_ids: CallIds::Optional,
+    cites: None,
+    server_tools: ServerTools::Nowhere,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::Refused, non_user_opening: true };
@@ -252,6 +255,8 @@ fn message_parts<'a>(
             // thinking block and an empty text, and this writes it back as it was.
             Part::Text(text) if REFUSES.empty_text.refuses(&text) && parts.signature.is_none() => {}
             Part::Text(text) => parts.push(Kind::Text { text }),
+            // never lowered for this target (it takes no citations)
+            Part::Cited { text, .. } => parts.push(Kind::Text { text: Cow::Borrowed(&text.text) }),
             Part::Image(ImageSource::Base64 { media_type, data }) => {
                 parts.push(Kind::Inline { inline_data: Inline { mime_type: media_type, data } });
             }

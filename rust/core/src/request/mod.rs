@@ -121,6 +121,9 @@ pub struct Policy {
     /// Unknown blocks and other dialects' provider parts: `drop` (default), `keep` (raw JSON
     /// as a part) or `to_text` (raw JSON as text).
     pub unknown: Replay,
+    /// Server tool calls and results of another dialect: `drop` (default) or `to_text` (marked
+    /// text with their JSON; `keep` is the same).
+    pub server_tools: Replay,
     /// Tool-call arguments that are not a JSON object where the target needs one.
     pub malformed_arguments: Malformed,
 }
@@ -134,6 +137,7 @@ impl Default for Policy {
             file_reference: Replay::ToText,
             mcp_resource: Replay::ToText,
             unknown: Replay::Drop,
+            server_tools: Replay::Drop,
             malformed_arguments: Malformed::Wrap,
         }
     }
@@ -409,6 +413,23 @@ pub(crate) struct Target {
     pub image_media_types: &'static [&'static str],
     /// How requests carry tool-call ids, and which they accept.
     pub call_ids: CallIds,
+    /// The writer takes whole text blocks ([`Part::Cited`]: their citations and item ids), and
+    /// writes the citations this says yes to (the others are reported as dropped).
+    pub cites: Option<fn(&canonical::Citation) -> bool>,
+    /// Where the dialect's own server tool blocks go.
+    pub server_tools: ServerTools,
+}
+
+/// Where a dialect writes its own server tool calls and results (those of another dialect
+/// follow [`Policy::server_tools`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerTools {
+    /// As parts of the message ([`Part::Raw`], the provider's object).
+    Parts,
+    /// Elsewhere in the body, by the writer (Gemini's grounding metadata, on the candidate).
+    Apart,
+    /// Nowhere: dropped, reported.
+    Nowhere,
 }
 
 /// The empty content a dialect's requests refuse (declared in each dialect file beside its
@@ -454,7 +475,11 @@ impl EmptyText {
     /// `parts` without the text parts the provider refuses.
     pub fn strip(self, mut parts: Vec<Part<'_>>) -> Vec<Part<'_>> {
         if self != Self::Sent {
-            parts.retain(|p| !matches!(p, Part::Text(text) if self.refuses(text)));
+            parts.retain(|p| match p {
+                Part::Text(text) => !self.refuses(text),
+                Part::Cited { text, .. } => !self.refuses(&text.text),
+                _ => true,
+            });
         }
         parts
     }
@@ -470,6 +495,12 @@ pub(crate) fn is_blank(c: char) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) enum Part<'a> {
     Text(Cow<'a, str>),
+    /// A text block with citations or an item id, for a target that takes them
+    /// ([`Target::cites`]); `block` indexes it in its message (for the report).
+    Cited {
+        block: usize,
+        text: &'a canonical::TextBlock,
+    },
     /// A URL or base64 image (never a path).
     Image(&'a ImageSource),
     Thinking {
@@ -553,7 +584,26 @@ pub(crate) fn lower<'a>(
             report.push(Loss { message, block: Some(b), kind, action, reason });
         };
         match block {
-            Block::Text(t) => parts.push(Part::Text(Cow::Borrowed(t.text.as_str()))),
+            Block::Text(t) => {
+                let writes = target.cites.unwrap_or(|_| false);
+                let dropped: Vec<&str> = t.citations.iter().filter(|c| !writes(c)).map(|c| c.kind.as_str()).collect();
+                if !dropped.is_empty() {
+                    let reason = format!("citations the target cannot carry ({})", dropped.join(", "));
+                    loss("citation", Action::Drop, reason.into());
+                }
+                if target.cites.is_some() && (!t.citations.is_empty() || t.item_id.is_some()) {
+                    parts.push(Part::Cited { block: b, text: t });
+                } else {
+                    parts.push(Part::Text(Cow::Borrowed(t.text.as_str())));
+                }
+            }
+            Block::ServerToolCall(_) | Block::ServerToolResult(_) => {
+                let (part, step) = lower_server_tool(block, role, target, policy);
+                parts.extend(part);
+                if let Some((kind, action, why)) = step {
+                    loss(kind, action, why);
+                }
+            }
             Block::Thinking(t) => {
                 let (part, step) = lower_thinking(b, t, role, provider, target, policy);
                 parts.extend(part);
@@ -562,25 +612,10 @@ pub(crate) fn lower<'a>(
                 }
             }
             Block::Image(image) => {
-                let allowed = target.images[role as usize];
-                let sendable = match &image.source {
-                    ImageSource::Url { .. } => target.url_images,
-                    ImageSource::Base64 { media_type, .. } => {
-                        target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
-                    }
-                    ImageSource::Path { .. } => false,
-                };
-                let read_by_ocr = image.mode_used == Some(ModeUsed::Ocr);
-                if policy.images == Replay::Keep && allowed && sendable && !read_by_ocr {
-                    parts.push(Part::Image(&image.source));
-                } else if policy.images == Replay::Drop {
-                    loss("image", Action::Drop, "the policy drops images".into());
-                } else if let Some(text) = image_text(image) {
-                    parts.push(Part::Text(Cow::Owned(text)));
-                    loss("image", Action::ToText, image_reason(policy.images, allowed, sendable, read_by_ocr).into());
-                } else {
-                    let reason = image_reason(policy.images, allowed, sendable, read_by_ocr);
-                    loss("image", Action::Drop, format!("{reason}, and it has no recognized text").into());
+                let (part, step) = lower_image(image, role, target, policy);
+                parts.extend(part);
+                if let Some((action, why)) = step {
+                    loss("image", action, why);
                 }
             }
             Block::FileReference(file) => {
@@ -630,6 +665,36 @@ pub(crate) fn lower<'a>(
     parts
 }
 
+/// An image as the target takes it: its image part, its recognized text, or nothing (the step
+/// taken, when the image is not sent as it is).
+fn lower_image<'a>(
+    image: &'a ImageBlock,
+    role: Role,
+    target: &Target,
+    policy: Policy,
+) -> (Option<Part<'a>>, Option<(Action, Cow<'static, str>)>) {
+    let allowed = target.images[role as usize];
+    let sendable = match &image.source {
+        ImageSource::Url { .. } => target.url_images,
+        ImageSource::Base64 { media_type, .. } => {
+            target.image_media_types.is_empty() || target.image_media_types.contains(&media_type.as_str())
+        }
+        ImageSource::Path { .. } => false,
+    };
+    let read_by_ocr = image.mode_used == Some(ModeUsed::Ocr);
+    if policy.images == Replay::Keep && allowed && sendable && !read_by_ocr {
+        return (Some(Part::Image(&image.source)), None);
+    }
+    if policy.images == Replay::Drop {
+        return (None, Some((Action::Drop, "the policy drops images".into())));
+    }
+    let reason = image_reason(policy.images, allowed, sendable, read_by_ocr);
+    match image_text(image) {
+        Some(text) => (Some(Part::Text(Cow::Owned(text))), Some((Action::ToText, reason.into()))),
+        None => (None, Some((Action::Drop, format!("{reason}, and it has no recognized text").into()))),
+    }
+}
+
 /// After the parts of `block`: its image detail and cache breakpoint as marker parts where the
 /// dialect carries them, reported where it does not.
 fn mark<'a>(
@@ -662,6 +727,42 @@ fn mark<'a>(
 
 /// A step of [`lower`] that loses something: `(kind, action, reason)`.
 type Lost = Option<(&'static str, Action, Cow<'static, str>)>;
+
+/// The part of a server tool call or result: the provider's object for its own dialect where
+/// the dialect has a place for it, else what the policy says (see [`Policy::server_tools`]).
+fn lower_server_tool<'a>(block: &'a Block, role: Role, target: &Target, policy: Policy) -> (Option<Part<'a>>, Lost) {
+    let (kind, dialect, raw, text) = match block {
+        Block::ServerToolCall(c) => {
+            let text = marked("server_tool_call", &[("name", &c.name), ("kind", &c.kind)], &c.arguments);
+            ("server_tool_call", c.dialect.as_str(), &c.raw, text)
+        }
+        Block::ServerToolResult(r) => {
+            let mut attributes = vec![("tool_call_id", r.tool_call_id.as_str()), ("kind", r.kind.as_str())];
+            if r.is_error {
+                attributes.push(("is_error", "true"));
+            }
+            ("server_tool_result", r.dialect.as_str(), &r.raw, marked("server_tool_result", &attributes, r.raw.get()))
+        }
+        _ => return (None, None),
+    };
+    if role != Role::Assistant {
+        return (None, Some((kind, Action::Drop, "a server tool block outside an assistant message".into())));
+    }
+    if dialect == target.dialect {
+        return match target.server_tools {
+            ServerTools::Parts => (Some(Part::Raw(&raw.0)), None),
+            ServerTools::Apart => (None, None),
+            ServerTools::Nowhere => {
+                (None, Some((kind, Action::Drop, format!("{dialect} has no place for it here").into())))
+            }
+        };
+    }
+    let reason = || format!("a server tool of another dialect ({dialect}), which the target cannot run").into();
+    match policy.server_tools {
+        Replay::Drop => (None, Some((kind, Action::Drop, reason()))),
+        Replay::ToText | Replay::Keep => (Some(Part::Text(Cow::Owned(text))), Some((kind, Action::ToText, reason()))),
+    }
+}
 
 /// The part of a thinking block (see [`Policy`]), and what was lost.
 fn lower_thinking<'a>(
@@ -769,6 +870,36 @@ pub(crate) fn object_arguments<'a>(
                 reason: reason.into(),
             });
             Ok(Arguments::Wrapped { raw: arguments })
+        }
+    }
+}
+
+/// A call's arguments as a JSON string field carries them (OpenAI Chat, Responses): the text as
+/// received, `"{}"` for none (`json.loads`, which the SDKs' users call on it, refuses `""`).
+pub(crate) fn arguments_text(call: &canonical::ToolCallBlock) -> &str {
+    if call.arguments.trim().is_empty() { "{}" } else { &call.arguments }
+}
+
+/// The text blocks (or the thinking) of one reply as one string, for a dialect whose message has
+/// one: concatenated as they are, as a stream of the same message carries them (its deltas
+/// add up) and as `AssistantMessage.text` and the providers' SDKs (`output_text`, `.text`) join
+/// them. A provider splits one reply into blocks mid-sentence (Anthropic at each citation), so
+/// nothing is put between them; only a block sent as marked text (a file, thinking as text:
+/// [`marked`]) stands apart, a blank line on each side. Borrowed when there is one.
+pub(crate) fn join_reply(mut texts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
+    let is_marked = |t: &str| t.starts_with('<') && t.ends_with('>');
+    match texts.len() {
+        0 => None,
+        1 => texts.pop(),
+        _ => {
+            let mut out = String::with_capacity(texts.iter().map(|t| t.len() + 2).sum());
+            for (i, text) in texts.iter().enumerate() {
+                if i > 0 && (is_marked(text) || is_marked(&texts[i - 1])) {
+                    out.push_str("\n\n");
+                }
+                out.push_str(text);
+            }
+            Some(Cow::Owned(out))
         }
     }
 }
@@ -972,6 +1103,7 @@ pub(crate) enum MessageOut<'a> {
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // a short-lived list per message read; boxing would only add allocations
 pub(crate) enum BlockOut<'a> {
     Text {
         text: Cow<'a, str>,
@@ -1001,6 +1133,9 @@ pub(crate) enum BlockOut<'a> {
     /// A block with a cache breakpoint (Anthropic's `cache_control`): the block with the field.
     #[serde(untagged)]
     Cached(serde_json::Value),
+    /// A canonical block as it is (cited text, server tool blocks, blocks with item ids).
+    #[serde(untagged)]
+    Canonical(Block),
 }
 
 #[derive(Debug, Serialize)]
@@ -1129,6 +1264,17 @@ mod tests {
         assert_eq!(options.policy.file_reference, Replay::ToText);
         assert_eq!(options.system_role, SystemRole::Developer);
         assert!(Options::from_json(br#"{"policy":{"thinking":"maybe"}}"#).is_err());
+    }
+
+    #[test]
+    fn a_reply_runs_together_but_marked_text_stands_apart() {
+        fn join(texts: &[&str]) -> Option<String> {
+            join_reply(texts.iter().map(|t| Cow::Borrowed(*t)).collect()).map(Cow::into_owned)
+        }
+        assert_eq!(join(&[]), None);
+        assert_eq!(join(&["Tokyo has ", "37 million", " people."]).as_deref(), Some("Tokyo has 37 million people."));
+        let file = marked("file", &[("path", "a")], "x");
+        assert_eq!(join(&["see", &file, "done"]).as_deref(), Some(format!("see\n\n{file}\n\ndone").as_str()));
     }
 
     #[test]

@@ -32,6 +32,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::{
     Action, Arguments, BlockOut, CallIds, EmptyText, FunctionTool, Item, Loss, MessageOut, Options, Part, Refusals,
     Role, SessionOut, SourceOut, Target, ToolEntry, function_tools, lower, object_arguments, offset_in, parse_in, plan,
@@ -50,6 +51,8 @@ const TARGET: Target = Target {
     images: [true, false, true],
     image_media_types: &[],
     call_ids: CallIds::Unsent,
+    cites: None,
+    server_tools: ServerTools::Nowhere,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
@@ -113,6 +116,8 @@ impl<'a> Sorted<'a> {
     fn push(&mut self, message: usize, part: Part<'a>, report: &mut Vec<Loss>) {
         match part {
             Part::Text(text) => self.text.push(text),
+            // never lowered for this target (it takes no citations)
+            Part::Cited { text, .. } => self.text.push(Cow::Borrowed(&text.text)),
             Part::Raw(raw) => self.text.push(Cow::Borrowed(raw.get())),
             Part::Image(ImageSource::Base64 { data, .. }) => self.images.push(data),
             Part::Thinking { block, thinking, signature } => {
@@ -179,8 +184,8 @@ pub(super) fn write(
                 if sorted.text.is_empty() && sorted.thinking.is_empty() && tool_calls.is_empty() {
                     report.push(Loss::nothing_left(i));
                 } else {
-                    let mut msg = Msg::new("assistant", join(sorted.text).unwrap_or_default());
-                    msg.thinking = join(sorted.thinking);
+                    let mut msg = Msg::new("assistant", super::join_reply(sorted.text).unwrap_or_default());
+                    msg.thinking = super::join_reply(sorted.thinking);
                     msg.tool_calls = tool_calls;
                     out.push(msg);
                 }

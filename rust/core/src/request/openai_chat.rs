@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::{
     Action, BlockOut, CallIds, EmptyText, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Refusals,
     Role, SessionOut, SourceOut, SystemRole, Target, ToolEntry, function_tools, joined_text, lower, parse_in, plan,
@@ -43,6 +44,8 @@ const TARGET: Target = Target {
     images: [true, false, false],
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAi),
+    cites: None,
+    server_tools: ServerTools::Nowhere,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
@@ -135,6 +138,8 @@ fn content(mut parts: Vec<OutPart<'_>>) -> Content<'_> {
 fn part(part: Part<'_>) -> Option<OutPart<'_>> {
     Some(match part {
         Part::Text(text) => OutPart::Text { text },
+        // never lowered for this target (it takes no citations)
+        Part::Cited { text, .. } => OutPart::Text { text: Cow::Borrowed(&text.text) },
         Part::Image(ImageSource::Url { url }) => {
             OutPart::ImageUrl { image_url: ImageUrl { url: Cow::Borrowed(url), detail: None } }
         }
@@ -207,7 +212,7 @@ pub(super) fn write(
                         tool_calls.push(Call {
                             id: plan.call_id(i, block, &call.id),
                             kind: "function",
-                            function: Function { name: &call.name, arguments: &call.arguments },
+                            function: Function { name: &call.name, arguments: super::arguments_text(call) },
                         });
                     } else {
                         others.push(p);
@@ -429,7 +434,7 @@ mod tests {
     ]"#;
 
     #[test]
-    fn tool_messages_follow_the_calls_arguments_kept_exactly() {
+    fn tool_messages_follow_the_calls_arguments_kept_exactly_and_none_are_an_empty_object() {
         let converted = convert(CALLS, &Options { system_prompt: Some("be brief".into()), ..Options::default() });
         assert_eq!(
             body(&converted),
@@ -437,7 +442,7 @@ mod tests {
                 r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"weather?"},"#,
                 r#"{"role":"assistant","content":null,"tool_calls":["#,
                 r#"{"id":"c1","type":"function","function":{"name":"w","arguments":"{\"city\": \"Paris\"}"}},"#,
-                r#"{"id":"c2","type":"function","function":{"name":"w","arguments":""}}]},"#,
+                r#"{"id":"c2","type":"function","function":{"name":"w","arguments":"{}"}}]},"#,
                 r#"{"role":"tool","tool_call_id":"c2","content":"rain"},"#,
                 r#"{"role":"tool","tool_call_id":"c1","content":"timeout"},"#,
                 r#"{"role":"user","content":"hurry"}]}"#

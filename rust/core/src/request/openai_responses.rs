@@ -11,10 +11,16 @@
 //!   "arguments"}` (the arguments text exactly as received), thinking is a reasoning item
 //!   `{"type": "reasoning", "summary": [{"type": "summary_text", "text"}], "encrypted_content"}`
 //!   (the summary empty when the thinking has no text; the signature is the encrypted content,
-//!   as msgwire's stream decoder stores it). msgwire keeps no item ids: none are written. The
-//!   text ending one assistant message and the text starting the next are one message item.
+//!   as msgwire's stream decoder stores it). Items carry the ids of the items they came in
+//!   (`item_id`), in the forms the SDK's `ResponseInputParam` takes: an output message
+//!   `{"type": "message", "id", "role": "assistant", "status": "completed", "content":
+//!   [{"type": "output_text", "text", "annotations"}]}` (the text parts of one item together,
+//!   its citations the annotations), a reasoning item with its `id`, a call with its `id`; text
+//!   without an item id is an easy message `{"role": "assistant", "content": "..."}` (its
+//!   citations dropped, reported); thinking without one cannot be a reasoning item: dropped,
+//!   or marked text by policy (`thinking`), reported. A call without arguments sends `"{}"`.
 //!   Thinking of another provider, or without a signature, follows the policy (dropped by
-//!   default; kept, it is a reasoning item without `encrypted_content`, the signature reported);
+//!   default); built-in tool items of a Responses message are written back as they were;
 //! - each tool result is a `{"type": "function_call_output", "call_id", "output"}` item right
 //!   after the call: `output` is its text (text parts joined by a blank line); there is no error
 //!   flag (`is_error` is left out, reported); a call without a result gets one with the
@@ -26,12 +32,12 @@
 //!   when it has text parts (the message dropped, reported, when it has no item at all). The
 //!   conversation may open with any item.
 //!
-//! Reading: an item msgwire can hold exactly (the shapes above) becomes canonical blocks;
-//! any other item, or an item with fields msgwire has no place for (a reasoning item's `id`,
-//! several summary parts, an assistant message's `id`, `status` or `annotations`), is kept whole
+//! Reading: an item msgwire can hold exactly (the shapes above, with or without ids) becomes
+//! canonical blocks, a built-in tool item a server tool call; any other item, or an item with
+//! fields msgwire has no place for (several summary parts, a message's `phase`), is kept whole
 //! as a `provider_part` of the assistant message (of the user message for a content part), and
-//! written back unchanged. A call's `id` and `status` are not kept (the call is needed
-//! canonical, to match its output). `system` and `developer` messages join the instructions.
+//! written back unchanged. A call's `status` is not kept. `system` and `developer` messages
+//! join the instructions.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -39,13 +45,15 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::ServerTools;
 use super::openai_chat::image_source;
 use super::{
     Action, BlockOut, CallIds, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Refusals, Role,
     SessionOut, Target, ToolEntry, lower, offset_in, parse_in, plan, result_parts, settings, to_vec, tool_entries,
     tool_losses,
 };
-use crate::canonical::{ImageSource, Message};
+use crate::canonical::{Approval, Block, Citation, ImageSource, Message, TextBlock, ThinkingBlock, ToolCallBlock};
+use crate::citation::Annotation;
 use crate::error::Error;
 
 const TARGET: Target = Target {
@@ -58,6 +66,8 @@ const TARGET: Target = Target {
     images: [true, false, false],
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAiResponses),
+    cites: Some(crate::citation::responses_writes),
+    server_tools: ServerTools::Parts,
 };
 
 const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_opening: false };
@@ -78,7 +88,17 @@ enum OutItem<'a> {
         role: &'static str,
         content: Vec<OutPart<'a>>,
     },
+    /// An assistant output message: its item id, and the status the SDK's type requires.
+    #[serde(rename = "message")]
+    Output {
+        id: &'a str,
+        role: &'static str,
+        status: &'static str,
+        content: Vec<OutPart<'a>>,
+    },
     FunctionCall {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
         call_id: &'a str,
         name: &'a str,
         arguments: &'a str,
@@ -88,12 +108,20 @@ enum OutItem<'a> {
         output: Output<'a>,
     },
     Reasoning {
+        id: &'a str,
         summary: Vec<Summary<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<&'a str>,
     },
     #[serde(untagged)]
     Raw(&'a RawValue),
+    /// An assistant message without an item id, in the easy form the API and the SDK's
+    /// `EasyInputMessageParam` take: `{"role": "assistant", "content": "..."}`.
+    #[serde(untagged)]
+    Easy {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
 }
 
 #[derive(Serialize)]
@@ -108,6 +136,7 @@ enum OutPart<'a> {
     },
     OutputText {
         text: Cow<'a, str>,
+        annotations: Vec<Annotation<'a>>,
     },
     #[serde(untagged)]
     Raw(&'a RawValue),
@@ -141,6 +170,7 @@ struct ToolDecl<'a> {
 fn user_part(part: Part<'_>) -> Option<OutPart<'_>> {
     Some(match part {
         Part::Text(text) => OutPart::InputText { text },
+        Part::Cited { text, .. } => OutPart::InputText { text: Cow::Borrowed(&text.text) },
         Part::Image(ImageSource::Url { url }) => OutPart::InputImage { image_url: Cow::Borrowed(url), detail: "auto" },
         Part::Image(ImageSource::Base64 { media_type, data }) => {
             OutPart::InputImage { image_url: Cow::Owned(format!("data:{media_type};base64,{data}")), detail: "auto" }
@@ -173,7 +203,10 @@ fn user_parts<'a>(parts: Vec<Part<'a>>) -> Vec<OutPart<'a>> {
     out
 }
 
-/// The items of an assistant message, in the order of its blocks.
+/// The items of an assistant message, in the order of its blocks: text with an item id is an
+/// output message (consecutive parts of one item together), text without one an easy message
+/// each (no citations: reported), reasoning needs its item id (without one it follows the
+/// policy), a call is a `function_call` (its item id when known; `"{}"` for no arguments).
 fn assistant_items<'a>(
     i: usize,
     m: &'a crate::canonical::AssistantMessage,
@@ -183,18 +216,37 @@ fn assistant_items<'a>(
 ) -> Vec<OutItem<'a>> {
     let native = m.provider.as_deref().is_none_or(|p| p == TARGET.provider);
     let mut items = Vec::new();
-    let mut text: Vec<OutPart<'a>> = Vec::new();
-    let flush = |text: &mut Vec<OutPart<'a>>, items: &mut Vec<OutItem<'a>>| {
-        if !text.is_empty() {
-            items.push(OutItem::Message { role: "assistant", content: std::mem::take(text) });
-        }
-    };
     let parts = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, options.policy, report);
     for part in REFUSES.empty_text.strip(parts) {
         match part {
-            Part::Text(t) => text.push(OutPart::OutputText { text: t }),
+            Part::Text(t) => items.push(OutItem::Easy { role: "assistant", content: t }),
+            Part::Cited { block, text } => {
+                let Some(id) = text.item_id.as_deref() else {
+                    let reason = "an assistant message without an item id is sent as plain text (no annotations)";
+                    report.push(Loss::new(i, Some(block), "citation", Action::Drop, reason));
+                    items.push(OutItem::Easy { role: "assistant", content: Cow::Borrowed(&text.text) });
+                    continue;
+                };
+                let part = OutPart::OutputText {
+                    text: Cow::Borrowed(&text.text),
+                    annotations: crate::citation::responses_annotations(&text.citations, &text.text),
+                };
+                match items.last_mut() {
+                    Some(OutItem::Output { id: last, content, .. }) if *last == id => content.push(part),
+                    _ => {
+                        items.push(OutItem::Output { id, role: "assistant", status: "completed", content: vec![part] });
+                    }
+                }
+            }
             Part::Thinking { block, thinking, signature } => {
-                flush(&mut text, &mut items);
+                let item_id = match m.content.get(block) {
+                    Some(crate::canonical::Block::Thinking(t)) => t.item_id.as_deref(),
+                    _ => None,
+                };
+                let Some(id) = item_id else {
+                    items.extend(reasoning_without_id(i, block, thinking, options, report));
+                    continue;
+                };
                 if !native {
                     let reason = "the encrypted reasoning of another provider is never sent";
                     report.push(Loss::new(i, Some(block), "signature", Action::Strip, reason));
@@ -205,23 +257,37 @@ fn assistant_items<'a>(
                     vec![Summary { kind: "summary_text", text: thinking }]
                 };
                 let encrypted_content = Some(signature).filter(|s| native && !s.is_empty());
-                items.push(OutItem::Reasoning { summary, encrypted_content });
+                items.push(OutItem::Reasoning { id, summary, encrypted_content });
             }
             Part::ToolCall { block, call } => {
-                flush(&mut text, &mut items);
                 let call_id = plan.call_id(i, block, &call.id);
-                items.push(OutItem::FunctionCall { call_id, name: &call.name, arguments: &call.arguments });
+                let arguments = super::arguments_text(call);
+                items.push(OutItem::FunctionCall { id: call.item_id.as_deref(), call_id, name: &call.name, arguments });
             }
-            Part::Raw(raw) => {
-                flush(&mut text, &mut items);
-                items.push(OutItem::Raw(raw));
-            }
+            Part::Raw(raw) => items.push(OutItem::Raw(raw)),
             // never lowered in assistant messages (images, redacted thinking)
             Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
         }
     }
-    flush(&mut text, &mut items);
     items
+}
+
+/// Thinking a request cannot send as a reasoning item, which needs the id of the item it came
+/// in: dropped, or marked text by policy (reported either way).
+fn reasoning_without_id<'a>(
+    i: usize,
+    block: usize,
+    thinking: &'a str,
+    options: &Options<'_>,
+    report: &mut Vec<Loss>,
+) -> Option<OutItem<'a>> {
+    let reason = "a Responses reasoning item needs the id of the item it came in, and this thinking has none";
+    if options.policy.thinking == super::Replay::Drop || thinking.is_empty() {
+        report.push(Loss::new(i, Some(block), "thinking", Action::Drop, reason));
+        return None;
+    }
+    report.push(Loss::new(i, Some(block), "thinking", Action::ToText, reason));
+    Some(OutItem::Easy { role: "assistant", content: Cow::Owned(super::marked("thinking", &[], thinking)) })
 }
 
 pub(super) fn write(
@@ -257,12 +323,13 @@ pub(super) fn write(
                     report.push(Loss::nothing_left(i));
                     continue;
                 };
-                // consecutive assistant text is one message item (as it reads back)
+                // the parts of one output message item, split over two messages, are one item again
                 match (input.last_mut(), first) {
-                    (
-                        Some(OutItem::Message { role: "assistant", content }),
-                        OutItem::Message { role: "assistant", content: more },
-                    ) => content.extend(more),
+                    (Some(OutItem::Output { id, content, .. }), OutItem::Output { id: next, content: more, .. })
+                        if *id == next =>
+                    {
+                        content.extend(more);
+                    }
                     (_, first) => input.push(first),
                 }
                 input.extend(items);
@@ -331,6 +398,8 @@ struct Head<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
@@ -344,16 +413,44 @@ struct Head<'a> {
     output: Option<&'a RawValue>,
 }
 
-/// An assistant message item msgwire holds exactly.
+/// An assistant output message item msgwire holds exactly (its `id` and `status` as the
+/// writer writes them: an output message sent back with its item id).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ExactAssistant<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
     role: Cow<'a, str>,
     #[serde(borrow)]
-    content: Vec<ExactText<'a>>,
+    status: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Vec<ExactOutputText<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExactOutputText<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    text: Cow<'a, str>,
+    #[serde(borrow)]
+    annotations: Vec<&'a RawValue>,
+}
+
+/// An assistant message in the easy form: its content one string.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EasyAssistant<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
@@ -365,16 +462,19 @@ struct ExactText<'a> {
     text: Cow<'a, str>,
 }
 
-/// A reasoning item msgwire holds exactly.
+/// A reasoning item msgwire holds exactly (its id, which a request needs, or none as older
+/// msgwire wrote it).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ExactReasoning<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     summary: Vec<ExactText<'a>>,
-    #[serde(borrow)]
-    encrypted_content: Cow<'a, str>,
+    #[serde(borrow, default)]
+    encrypted_content: Option<Cow<'a, str>>,
 }
 
 /// An input image part msgwire holds exactly.
@@ -431,33 +531,75 @@ fn assistant_blocks<'a>(raw: &'a RawValue, head: Head<'a>) -> Vec<BlockOut<'a>> 
     let keep = || vec![BlockOut::ProviderPart { dialect: TARGET.dialect, part: raw }];
     match head.kind.as_deref() {
         Some("function_call") => match (head.call_id, head.name) {
-            (Some(id), Some(name)) => {
-                vec![BlockOut::ToolCall { id, name, arguments: head.arguments.unwrap_or(Cow::Borrowed("")) }]
-            }
+            (Some(id), Some(name)) => match head.id {
+                Some(item_id) => vec![BlockOut::Canonical(Block::ToolCall(ToolCallBlock {
+                    id: id.into_owned(),
+                    name: name.into_owned(),
+                    arguments: head.arguments.map(Cow::into_owned).unwrap_or_default(),
+                    approval: Approval::Pending,
+                    malformed: false,
+                    item_id: Some(item_id.into_owned()),
+                    cache_control: None,
+                }))],
+                None => vec![BlockOut::ToolCall { id, name, arguments: head.arguments.unwrap_or(Cow::Borrowed("")) }],
+            },
             _ => keep(),
         },
         Some("reasoning") => match serde_json::from_str::<ExactReasoning<'a>>(raw.get()) {
             Ok(r)
                 if r.kind == "reasoning"
                     && r.summary.len() <= 1
-                    && r.summary.iter().all(|s| s.kind == "summary_text" && !s.text.is_empty()) =>
+                    && r.summary.iter().all(|s| s.kind == "summary_text" && !s.text.is_empty())
+                    && (r.id.is_some() || r.encrypted_content.is_some()) =>
             {
                 let thinking = r.summary.into_iter().next().map_or(Cow::Borrowed(""), |s| s.text);
-                vec![BlockOut::Thinking { thinking, signature: Some(r.encrypted_content), redacted: None }]
+                vec![BlockOut::Canonical(Block::Thinking(ThinkingBlock {
+                    thinking: thinking.into_owned(),
+                    signature: r.encrypted_content.map(Cow::into_owned),
+                    redacted: None,
+                    item_id: r.id.map(Cow::into_owned),
+                }))]
             }
             _ => keep(),
         },
-        Some("message") | None => match serde_json::from_str::<ExactAssistant<'a>>(raw.get()) {
-            Ok(m)
-                if m.kind == "message"
-                    && m.role == "assistant"
-                    && !m.content.is_empty()
-                    && m.content.iter().all(|t| t.kind == "output_text") =>
-            {
-                m.content.into_iter().map(|t| BlockOut::Text { text: t.text }).collect()
+        Some("message") | None => {
+            if let Ok(m) = serde_json::from_str::<EasyAssistant<'a>>(raw.get()) {
+                if m.role == "assistant" && m.kind.as_deref().is_none_or(|k| k == "message") {
+                    return vec![BlockOut::Text { text: m.content }];
+                }
+                return keep();
             }
-            _ => keep(),
-        },
+            match serde_json::from_str::<ExactAssistant<'a>>(raw.get()) {
+                Ok(m)
+                    if m.kind == "message"
+                        && m.role == "assistant"
+                        && m.status == "completed"
+                        && !m.content.is_empty()
+                        && m.content.iter().all(|t| t.kind == "output_text") =>
+                {
+                    let mut blocks = Vec::with_capacity(m.content.len());
+                    for part in m.content {
+                        let citations: Option<Vec<Citation>> = part
+                            .annotations
+                            .iter()
+                            .map(|a| crate::citation::from_responses(a.get(), &part.text))
+                            .collect();
+                        let Some(citations) = citations else { return keep() };
+                        blocks.push(BlockOut::Canonical(Block::Text(TextBlock {
+                            text: part.text.into_owned(),
+                            citations,
+                            item_id: Some(m.id.clone().into_owned()),
+                            cache_control: None,
+                        })));
+                    }
+                    blocks
+                }
+                _ => keep(),
+            }
+        }
+        Some(kind) if crate::server_tool::is_responses(kind) => {
+            crate::server_tool::from_responses(raw.get()).map_or_else(keep, |b| vec![BlockOut::Canonical(b)])
+        }
         _ => keep(),
     }
 }
@@ -515,8 +657,14 @@ pub(super) fn read(body: &[u8]) -> Result<SessionOut<'_>, Error> {
             _ => {
                 let blocks = assistant_blocks(raw, head);
                 for b in &blocks {
-                    if let BlockOut::ToolCall { id, name, .. } = b {
-                        names.insert(id.clone(), name.clone());
+                    match b {
+                        BlockOut::ToolCall { id, name, .. } => {
+                            names.insert(id.clone(), name.clone());
+                        }
+                        BlockOut::Canonical(Block::ToolCall(call)) => {
+                            names.insert(Cow::Owned(call.id.clone()), Cow::Owned(call.name.clone()));
+                        }
+                        _ => {}
                     }
                 }
                 if let Some(MessageOut::Assistant { content, .. }) = messages.last_mut() {
@@ -542,42 +690,84 @@ mod tests {
     use super::*;
     use crate::dialect::DialectName;
 
+    fn convert(doc: &str, options: &Options<'_>) -> super::super::Converted {
+        to_request_json(doc.as_bytes(), DialectName::OpenAiResponses, options).expect("converts")
+    }
+
+    fn read_back(body: &[u8]) -> String {
+        String::from_utf8(from_request_json(body, DialectName::OpenAiResponses).expect("reads")).expect("utf-8")
+    }
+
     #[test]
-    fn items_follow_the_blocks_and_read_back() {
+    fn items_with_their_ids_follow_the_blocks_and_read_back() {
         let doc = r#"[
             {"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"q"}]},
             {"type":"assistant","id":"a","timestamp":"t","provider":"openai","content":[
-                {"type":"thinking","thinking":"plan","signature":"ENC"},{"type":"text","text":"a"},{"type":"text","text":"b"},
-                {"type":"tool_call","id":"call_1","name":"f","arguments":"{\"x\": 1}"}]},
+                {"type":"thinking","thinking":"plan","signature":"ENC","item_id":"rs_1"},
+                {"type":"text","text":"a","item_id":"msg_1"},{"type":"text","text":"b","item_id":"msg_1",
+                 "citations":[{"kind":"url_citation","url":"https://u","title":"U","start_index":0,"end_index":1}]},
+                {"type":"tool_call","id":"call_1","name":"f","arguments":"{\"x\": 1}","item_id":"fc_1"}]},
             {"type":"tool_result","id":"r","timestamp":"t","tool_call_id":"call_1","is_error":true,"status":"error",
              "content":[{"type":"text","text":"no"}]}
         ]"#;
-        let options = Options { system_prompt: Some("sys".into()), ..Options::default() };
-        let converted = to_request_json(doc.as_bytes(), DialectName::OpenAiResponses, &options).expect("ok");
+        let converted = convert(doc, &Options { system_prompt: Some("sys".into()), ..Options::default() });
         let body = String::from_utf8(converted.body).expect("utf-8");
         assert_eq!(
             body,
             concat!(
                 r#"{"instructions":"sys","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},"#,
-                r#"{"type":"reasoning","summary":[{"type":"summary_text","text":"plan"}],"encrypted_content":"ENC"},"#,
-                r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"},{"type":"output_text","text":"b"}]},"#,
-                r#"{"type":"function_call","call_id":"call_1","name":"f","arguments":"{\"x\": 1}"},"#,
+                r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"plan"}],"encrypted_content":"ENC"},"#,
+                r#"{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"a","annotations":[]},"#,
+                r#"{"type":"output_text","text":"b","annotations":[{"type":"url_citation","end_index":1,"start_index":0,"title":"U","url":"https://u"}]}]},"#,
+                r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"x\": 1}"},"#,
                 r#"{"type":"function_call_output","call_id":"call_1","output":"no"}]}"#
             )
         );
         let kinds: Vec<(usize, &str)> = converted.report.iter().map(|l| (l.message, l.kind)).collect();
         assert_eq!(kinds, [(2, "is_error")]);
-        let session =
-            String::from_utf8(from_request_json(body.as_bytes(), DialectName::OpenAiResponses).expect("reads"))
-                .expect("utf-8");
         assert_eq!(
-            session,
+            read_back(body.as_bytes()),
             concat!(
                 r#"{"system_prompt":"sys","messages":[{"type":"user","content":[{"type":"text","text":"q"}]},"#,
-                r#"{"type":"assistant","content":[{"type":"thinking","thinking":"plan","signature":"ENC"},{"type":"text","text":"a"},"#,
-                r#"{"type":"text","text":"b"},{"type":"tool_call","id":"call_1","name":"f","arguments":"{\"x\": 1}"}],"provider":"openai"},"#,
+                r#"{"type":"assistant","content":[{"type":"thinking","thinking":"plan","signature":"ENC","item_id":"rs_1"},"#,
+                r#"{"type":"text","text":"a","item_id":"msg_1"},{"type":"text","text":"b","citations":[{"kind":"url_citation","#,
+                r#""url":"https://u","title":"U","cited_text":"b","start_index":0,"end_index":1}],"item_id":"msg_1"},"#,
+                r#"{"type":"tool_call","id":"call_1","name":"f","arguments":"{\"x\": 1}","item_id":"fc_1"}],"provider":"openai"},"#,
                 r#"{"type":"tool_result","tool_call_id":"call_1","tool_name":"f","content":[{"type":"text","text":"no"}]}]}"#
             )
         );
+    }
+
+    #[test]
+    fn without_item_ids_text_is_an_easy_message_and_reasoning_follows_the_policy() {
+        let doc = r#"[
+            {"type":"user","id":"u","timestamp":"t","content":[{"type":"text","text":"q"}]},
+            {"type":"assistant","id":"a","timestamp":"t","provider":"openai","content":[
+                {"type":"thinking","thinking":"plan","signature":"ENC"},{"type":"text","text":"a"},{"type":"text","text":"b"},
+                {"type":"tool_call","id":"call_1","name":"f","arguments":""}]},
+            {"type":"tool_result","id":"r","timestamp":"t","tool_call_id":"call_1","content":[{"type":"text","text":"ok"}]}
+        ]"#;
+        let converted = convert(doc, &Options::default());
+        let body = String::from_utf8(converted.body).expect("utf-8");
+        assert_eq!(
+            body,
+            concat!(
+                r#"{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"}]},"#,
+                r#"{"role":"assistant","content":"a"},{"role":"assistant","content":"b"},"#,
+                r#"{"type":"function_call","call_id":"call_1","name":"f","arguments":"{}"},"#,
+                r#"{"type":"function_call_output","call_id":"call_1","output":"ok"}]}"#
+            )
+        );
+        let kinds: Vec<(usize, Option<usize>, &str, Action)> =
+            converted.report.iter().map(|l| (l.message, l.block, l.kind, l.action)).collect();
+        assert_eq!(kinds, [(1, Some(0), "thinking", Action::Drop)]);
+        assert!(converted.report[0].reason.contains("id"), "{:?}", converted.report);
+        // the easy messages read back as the text blocks they were
+        assert!(read_back(body.as_bytes()).contains(r#"{"type":"text","text":"a"},{"type":"text","text":"b"}"#));
+        let policy = super::super::Policy { thinking: super::super::Replay::ToText, ..Default::default() };
+        let converted = convert(doc, &Options { policy, ..Options::default() });
+        let body = String::from_utf8(converted.body).expect("utf-8");
+        assert!(body.contains(r#"{"role":"assistant","content":"<thinking>\nplan\n</thinking>"}"#), "{body}");
+        assert_eq!(converted.report[0].action, Action::ToText);
     }
 }

@@ -276,6 +276,8 @@ mod tests {
         images: [false; 3],
         image_media_types: &[],
         call_ids: CallIds::Required(IdFormat::Anthropic),
+        cites: None,
+        server_tools: crate::request::ServerTools::Nowhere,
     };
 
     /// Each item as `(message, "u" | "a" | "r" | "-", call id sent)`.

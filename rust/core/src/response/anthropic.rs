@@ -4,14 +4,15 @@
 //! "stop_reason", "stop_sequence": null, "usage"}`. The content blocks are the request's
 //! assistant blocks (`request::anthropic`), in the message's order: `text`, `thinking` with its
 //! `signature`, `redacted_thinking`, `tool_use` with `input` the arguments' JSON object (as in a
-//! request: `{}` when empty, `{"_raw": "<text>"}` when not an object, reported), and the raw
-//! server-tool blocks of an Anthropic message written back as they were. `stop_reason` is
+//! request: `{}` when empty, `{"_raw": "<text>"}` when not an object, reported), text with its
+//! Anthropic `citations`, and the server tool calls and results of an Anthropic message written
+//! back as they were. `stop_reason` is
 //! `end_turn` (or the message's own `stop_sequence`), `max_tokens` (or
 //! `model_context_window_exceeded`), `tool_use`, `pause_turn`, `refusal` (also for a content
 //! filter), and `null` for every other reason; the matched `stop_sequence` is not kept (`null`).
 //! Usage: `input_tokens` is the canonical input less cache reads and writes (Anthropic counts
 //! them apart), with `cache_creation_input_tokens`, `cache_read_input_tokens`, `output_tokens`.
-//! Not kept, so not written back: text `citations` (as in a stream), `stop_sequence`,
+//! Not kept, so not written back: `stop_sequence`,
 //! `stop_details`, `container`, and the usage details (`service_tier`, `server_tool_use`,
 //! `cache_creation`, `inference_geo`).
 //!

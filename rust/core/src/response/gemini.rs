@@ -14,6 +14,8 @@
 //! `candidatesTokenCount` (output less thoughts: Gemini counts them apart), `thoughtsTokenCount`,
 //! `cachedContentTokenCount`, `totalTokenCount`; cache writes have no field (reported). Gemini's
 //! API response has no creation time (Vertex's `createTime` is not read).
+//! The candidate's `groundingMetadata` is the one of the message's Gemini grounding block, as it
+//! came (its citations are in it; another provider's citations are dropped, reported).
 //! Not kept, so not written back: `safetyRatings`, `citationMetadata`, `avgLogprobs`, a
 //! candidate's `index`, the per-modality token details, candidates after the first; ids of
 //! calls that came without one (msgwire makes one up, and leaves it out again).
@@ -31,6 +33,7 @@ use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::error::Error;
+use crate::request::ServerTools;
 use crate::request::ids::made_up;
 use crate::request::{Action, Arguments, CallIds, Loss, Part, Policy, Target, object_arguments};
 
@@ -44,6 +47,8 @@ const TARGET: Target = Target {
     images: [false, false, false],
     image_media_types: &[],
     call_ids: CallIds::Optional,
+    cites: Some(crate::citation::gemini_writes),
+    server_tools: ServerTools::Apart,
 };
 
 pub(crate) const STOP: &[(StopReason, &[&str])] = &[
@@ -73,6 +78,8 @@ struct Body<'a> {
 struct Candidate<'a> {
     content: Content<'a>,
     finish_reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grounding_metadata: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]
@@ -130,6 +137,12 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
     for part in parts(message, &blocks, &TARGET, policy, report) {
         match part {
             Part::Text(text) => out.push(OutPart::Text { text, thought: false, thought_signature: pending.take() }),
+            // its grounding citations are in the grounding metadata (written on the candidate)
+            Part::Cited { text, .. } => out.push(OutPart::Text {
+                text: Cow::Borrowed(&text.text),
+                thought: false,
+                thought_signature: pending.take(),
+            }),
             Part::Thinking { block, thinking, signature } => {
                 let signature = Some(signature).filter(|s| !s.is_empty());
                 if signature.is_some() && !native {
@@ -200,6 +213,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             candidates: [Candidate {
                 content: Content { role: "model", parts: out },
                 finish_reason: stop_value(message, STOP, "OTHER", report),
+                grounding_metadata: crate::server_tool::grounding(message),
             }],
             usage_metadata,
             model_version: message.model.as_deref().unwrap_or(""),

@@ -19,9 +19,11 @@
 //!   Responses are the message's `timestamp`, and Ollama's `created_at` is the timestamp itself;
 //!   Anthropic and Gemini responses have no creation time;
 //! - unknown blocks: a `provider_part` of the dialect is written as it was read; an unknown block
-//!   that is a raw provider block (a server tool block of an Anthropic stream, a built-in tool
-//!   item of a Responses stream) is written back when the message's provider is the dialect's
-//!   and the dialect keeps such blocks, else it follows the policy (dropped by default).
+//!   that is a raw provider block (as older versions kept server tool blocks) is written back
+//!   when the message's provider is the dialect's and the dialect keeps such blocks, else it
+//!   follows the policy (dropped by default). Server tool calls and results go back whole to
+//!   their own dialect, else follow `Policy::server_tools`; citations go where the dialect has
+//!   them (`crate::citation`), else are reported.
 //!
 //! [`from_response_json`] is the inverse, and it has no rules of its own: the body is replayed
 //! through the dialect's stream decoder as the events a stream of the same message would have
@@ -404,16 +406,6 @@ fn is_provider_part(raw: &RawValue) -> bool {
         tag: Option<Cow<'a, str>>,
     }
     serde_json::from_str::<Tag<'_>>(raw.get()).is_ok_and(|t| t.tag.as_deref() == Some(PROVIDER_PART))
-}
-
-/// Strings joined by a blank line, borrowed when there is one (text and thinking in dialects
-/// whose message has one string of each).
-pub(crate) fn joined(mut texts: Vec<Cow<'_, str>>) -> Option<Cow<'_, str>> {
-    match texts.len() {
-        0 => None,
-        1 => texts.pop(),
-        _ => Some(Cow::Owned(texts.join("\n\n"))),
-    }
 }
 
 /// Serialize a response body (of about `capacity` bytes).

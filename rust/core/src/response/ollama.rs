@@ -18,11 +18,12 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Replay, joined, native_blocks, parts, size_hint, stop_value, to_vec, usage, utf8};
+use super::{Replay, native_blocks, parts, size_hint, stop_value, to_vec, usage, utf8};
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::error::Error;
+use crate::request::ServerTools;
 use crate::request::ids::made_up;
 use crate::request::{Action, Arguments, CallIds, Loss, Part, Policy, Target, object_arguments};
 
@@ -36,6 +37,8 @@ const TARGET: Target = Target {
     images: [false, false, false],
     image_media_types: &[],
     call_ids: CallIds::Optional,
+    cites: None,
+    server_tools: ServerTools::Nowhere,
 };
 
 pub(crate) const STOP: &[(StopReason, &[&str])] = &[
@@ -90,6 +93,8 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
     for part in parts(message, &blocks, &TARGET, policy, report) {
         match part {
             Part::Text(t) => text.push(t),
+            // never lowered for this target (it takes no citations)
+            Part::Cited { text: t, .. } => text.push(Cow::Borrowed(&t.text)),
             Part::Thinking { block, thinking: t, signature } => {
                 if !signature.is_empty() {
                     lost(report, Some(block), "signature", "Ollama thinking has no signature");
@@ -119,8 +124,8 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             created_at: &message.timestamp,
             message: Msg {
                 role: "assistant",
-                content: joined(text).unwrap_or_default(),
-                thinking: joined(thinking),
+                content: crate::request::join_reply(text).unwrap_or_default(),
+                thinking: crate::request::join_reply(thinking),
                 tool_calls,
             },
             done: true,

@@ -24,13 +24,12 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{
-    Payload, Replay, created, joined, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage,
-};
+use super::{Payload, Replay, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::error::Error;
+use crate::request::ServerTools;
 use crate::request::{Action, CallIds, IdFormat, Loss, Part, Policy, Target};
 
 const TARGET: Target = Target {
@@ -43,6 +42,8 @@ const TARGET: Target = Target {
     images: [false, false, false],
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAi),
+    cites: None,
+    server_tools: ServerTools::Nowhere,
 };
 
 pub(crate) const STOP: &[(StopReason, &[&str])] = &[
@@ -131,6 +132,8 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
     for part in parts(message, &blocks, &TARGET, policy, report) {
         match part {
             Part::Text(t) => text.push(t),
+            // never lowered for this target (it takes no citations)
+            Part::Cited { text: t, .. } => text.push(Cow::Borrowed(&t.text)),
             Part::Thinking { block, thinking: t, signature } => {
                 if !signature.is_empty() {
                     lost(report, Some(block), "signature", "a chat completion has no place for thinking signatures");
@@ -142,7 +145,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             Part::ToolCall { call, .. } => tool_calls.push(Call {
                 id: &call.id,
                 kind: "function",
-                function: Function { name: &call.name, arguments: &call.arguments },
+                function: Function { name: &call.name, arguments: crate::request::arguments_text(call) },
             }),
             Part::Raw(_) => lost(report, None, "unknown_block", "a chat completion message has no place for parts"),
             // never lowered for this target (no images or redacted thinking in its messages)
@@ -150,7 +153,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
         }
     }
     let refused = message.stop_reason == Some(StopReason::Refusal);
-    let text = joined(text);
+    let text = crate::request::join_reply(text);
     let (content, refusal) = if refused { (None, text) } else { (text, None) };
     let usage = message.usage.is_some().then(|| {
         let u = usage(message);
@@ -165,7 +168,13 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
             completion_tokens_details: CompletionDetails { reasoning_tokens: u.reasoning_tokens },
         }
     });
-    let msg = Msg { role: "assistant", content, refusal, reasoning_content: joined(thinking), tool_calls };
+    let msg = Msg {
+        role: "assistant",
+        content,
+        refusal,
+        reasoning_content: crate::request::join_reply(thinking),
+        tool_calls,
+    };
     to_vec(
         &Body {
             id: response_id(message, "chatcmpl-"),

@@ -7,13 +7,15 @@
 //! consecutive text is one `message` item of `output_text` parts (`refusal` parts when the stop
 //! reason is `refusal`), thinking is a `reasoning` item (its text one `summary_text` part, its
 //! signature the `encrypted_content`), a call is a `function_call` item (`arguments` as received),
-//! and the raw built-in tool items of a Responses message are written back as they were. msgwire
-//! keeps no item ids: each item gets one made from the message id and its position. The stop
+//! and the built-in tool items (server tool calls) of a Responses message are written back as
+//! they were. Items keep their item ids (`item_id` of the blocks; the text parts of one item
+//! together); a block without one gets an id made from the message id and its position. Text
+//! citations are the parts' `annotations` (`crate::citation`). The stop
 //! reason is the `status`: `completed` (end of turn, tool use, refusal), `incomplete` with
 //! `incomplete_details.reason` `max_output_tokens` or `content_filter`, `cancelled` (aborted), and
 //! `incomplete` without details for every other reason.
-//! Not kept, so not written back: item ids (made up again), a message item's `phase` and
-//! `status`, `annotations` and `logprobs` of text, several summary parts of one reasoning item
+//! Not kept, so not written back: a message item's `phase` and `status`, `logprobs` of text,
+//! several summary parts of one reasoning item
 //! (joined by a blank line, as the stream decoder joins them: written as one), a reasoning
 //! item's `content` (its `reasoning_text` is read as thinking and written as the summary), and
 //! the request's echo (`instructions`, `temperature`, `tools`, `text`, `reasoning`, ...).
@@ -33,8 +35,10 @@ use super::{
 };
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
+use crate::citation::Annotation;
 use crate::dialect::DialectName;
 use crate::error::Error;
+use crate::request::ServerTools;
 use crate::request::{CallIds, IdFormat, Loss, Part, Policy, Target, parse_in};
 
 const TARGET: Target = Target {
@@ -47,6 +51,8 @@ const TARGET: Target = Target {
     images: [false, false, false],
     image_media_types: &[],
     call_ids: CallIds::Required(IdFormat::OpenAiResponses),
+    cites: Some(crate::citation::responses_writes),
+    server_tools: ServerTools::Parts,
 };
 
 /// The status, or the incomplete reason, that says each stop reason.
@@ -85,19 +91,19 @@ struct Incomplete<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum OutItem<'a> {
     Message {
-        id: String,
+        id: Cow<'a, str>,
         status: &'static str,
         role: &'static str,
         content: Vec<OutPart<'a>>,
     },
     Reasoning {
-        id: String,
+        id: Cow<'a, str>,
         summary: Vec<Summary<'a>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<&'a str>,
     },
     FunctionCall {
-        id: String,
+        id: Cow<'a, str>,
         call_id: &'a str,
         name: &'a str,
         arguments: &'a str,
@@ -110,7 +116,7 @@ enum OutItem<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum OutPart<'a> {
-    OutputText { text: Cow<'a, str>, annotations: [(); 0] },
+    OutputText { text: Cow<'a, str>, annotations: Vec<Annotation<'a>> },
     Refusal { refusal: Cow<'a, str> },
 }
 
@@ -154,54 +160,40 @@ fn body<'a>(
     report: &mut Vec<Loss>,
 ) -> Result<Vec<u8>, Error> {
     let refused = message.stop_reason == Some(StopReason::Refusal);
-    let id = |prefix: &str, n: usize| format!("{prefix}_{}_{n}", message.id);
+    let made_up = |prefix: &str, n: usize| Cow::Owned(format!("{prefix}_{}_{n}", message.id));
     let mut output = Vec::new();
+    // the text parts of the message item being written, and its item id
     let mut text: Vec<OutPart<'_>> = Vec::new();
-    let flush = |text: &mut Vec<OutPart<'a>>, output: &mut Vec<OutItem<'a>>| {
+    let mut text_id: Option<&str> = None;
+    let flush = |text: &mut Vec<OutPart<'a>>, text_id: Option<&'a str>, output: &mut Vec<OutItem<'a>>| {
         if !text.is_empty() {
             let content = std::mem::take(text);
-            output.push(OutItem::Message {
-                id: id("msg", output.len()),
-                status: "completed",
-                role: "assistant",
-                content,
-            });
+            let id = text_id.map_or_else(|| made_up("msg", output.len()), Cow::Borrowed);
+            output.push(OutItem::Message { id, status: "completed", role: "assistant", content });
         }
     };
     for part in parts(message, blocks, &TARGET, policy, report) {
-        if let Part::Text(t) = part {
-            text.push(if refused {
-                OutPart::Refusal { refusal: t }
-            } else {
-                OutPart::OutputText { text: t, annotations: [] }
-            });
-            continue;
-        }
-        flush(&mut text, &mut output);
-        let n = output.len();
-        match part {
-            Part::Thinking { thinking, signature, .. } => {
-                let summary = if thinking.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![Summary { kind: "summary_text", text: thinking }]
-                };
-                let encrypted_content = Some(signature).filter(|s| !s.is_empty());
-                output.push(OutItem::Reasoning { id: id("rs", n), summary, encrypted_content });
+        let (t, item_id, annotations) = match part {
+            Part::Text(t) => (t, None, Vec::new()),
+            Part::Cited { text: block, .. } => (
+                Cow::Borrowed(block.text.as_str()),
+                block.item_id.as_deref(),
+                crate::citation::responses_annotations(&block.citations, &block.text),
+            ),
+            part => {
+                flush(&mut text, text_id.take(), &mut output);
+                other_item(blocks, part, &mut output, &made_up);
+                continue;
             }
-            Part::ToolCall { call, .. } => output.push(OutItem::FunctionCall {
-                id: id("fc", n),
-                call_id: &call.id,
-                name: &call.name,
-                arguments: &call.arguments,
-                status: "completed",
-            }),
-            Part::Raw(raw) => output.push(OutItem::Raw(raw)),
-            // never lowered for this target (no images or redacted thinking in its output)
-            Part::Text(_) | Part::Image(_) | Part::Redacted(_) | Part::CacheBreak(_) | Part::Detail(_) => {}
+        };
+        // the parts of one item together; another item id starts another message item
+        if !text.is_empty() && item_id != text_id {
+            flush(&mut text, text_id.take(), &mut output);
         }
+        text_id = item_id;
+        text.push(if refused { OutPart::Refusal { refusal: t } } else { OutPart::OutputText { text: t, annotations } });
     }
-    flush(&mut text, &mut output);
+    flush(&mut text, text_id, &mut output);
     let said = stop_value(message, STOP, "incomplete", report);
     let (status, incomplete_details) = match said {
         "max_output_tokens" | "content_filter" => ("incomplete", Some(Incomplete { reason: said })),
@@ -237,6 +229,46 @@ fn body<'a>(
         },
         size_hint(message),
     )
+}
+
+/// The output item of a block other than text (reasoning, a call, a provider's item), with its
+/// item id when known, else one made up from the message id and its position.
+#[allow(clippy::needless_pass_by_value)] // a part is written once: taken, as the caller's loop gives it
+fn other_item<'a>(
+    blocks: &'a [crate::canonical::Block],
+    part: Part<'a>,
+    output: &mut Vec<OutItem<'a>>,
+    made_up: &dyn Fn(&str, usize) -> Cow<'a, str>,
+) {
+    let n = output.len();
+    match part {
+        Part::Thinking { block, thinking, signature } => {
+            let item_id = match blocks.get(block) {
+                Some(crate::canonical::Block::Thinking(t)) => t.item_id.as_deref(),
+                _ => None,
+            };
+            let summary =
+                if thinking.is_empty() { Vec::new() } else { vec![Summary { kind: "summary_text", text: thinking }] };
+            let encrypted_content = Some(signature).filter(|s| !s.is_empty());
+            let id = item_id.map_or_else(|| made_up("rs", n), Cow::Borrowed);
+            output.push(OutItem::Reasoning { id, summary, encrypted_content });
+        }
+        Part::ToolCall { call, .. } => output.push(OutItem::FunctionCall {
+            id: call.item_id.as_deref().map_or_else(|| made_up("fc", n), Cow::Borrowed),
+            call_id: &call.id,
+            name: &call.name,
+            arguments: crate::request::arguments_text(call),
+            status: "completed",
+        }),
+        Part::Raw(raw) => output.push(OutItem::Raw(raw)),
+        // written apart (text), or never lowered for this target (no images or redacted thinking)
+        Part::Text(_)
+        | Part::Cited { .. }
+        | Part::Image(_)
+        | Part::Redacted(_)
+        | Part::CacheBreak(_)
+        | Part::Detail(_) => {}
+    }
 }
 
 // --- reading ------------------------------------------------------------------------------------

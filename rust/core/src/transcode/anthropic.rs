@@ -3,7 +3,7 @@
 //! `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason and the
 //! cumulative usage) and `message_stop`. A failure is an `event: error`.
 
-use crate::canonical::{AssistantMessage, Block, Usage};
+use crate::canonical::{AssistantMessage, Block, ServerToolCallBlock, Usage};
 use crate::error::Error;
 use crate::response::anthropic::STOP;
 
@@ -29,6 +29,22 @@ impl Anthropic {
     }
 }
 
+/// A server tool call's block as its `content_block_start` carries it: its input empty (`{}`),
+/// the input then streamed as it came (`arguments`), as Anthropic streams it. A block without
+/// an `input` object is written whole.
+fn without_input(call: &ServerToolCallBlock) -> std::borrow::Cow<'_, str> {
+    let Ok(mut block) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(call.raw.get()) else {
+        return call.raw.get().into();
+    };
+    match block.get_mut("input") {
+        Some(input @ serde_json::Value::Object(_)) if call.arguments.trim() != "{}" => {
+            *input = serde_json::Value::Object(serde_json::Map::new());
+            serde_json::to_string(&block).map_or_else(|_| call.raw.get().into(), Into::into)
+        }
+        _ => call.raw.get().into(),
+    }
+}
+
 /// Usage as Anthropic counts it: `input_tokens` excludes cache reads and writes.
 fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
     let uncached = usage.input_tokens.saturating_sub(usage.cache_read_tokens.saturating_add(usage.cache_write_tokens));
@@ -44,6 +60,18 @@ fn write_usage(out: &mut Vec<u8>, usage: &Usage) {
 }
 
 impl Encoder for Anthropic {
+    fn dialect(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn cites(&self, citation: &crate::canonical::Citation) -> bool {
+        crate::citation::anthropic_writes(citation)
+    }
+
+    fn streams_server_tools(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         out.extend_from_slice(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":");
         json_str(out, &response_id(message, "msg_"));
@@ -68,6 +96,9 @@ impl Encoder for Anthropic {
                 }
                 None => out.extend_from_slice(b"{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}"),
             },
+            // the provider's own block, whole (`streams_server_tools`: only Anthropic's come here)
+            Block::ServerToolCall(call) => out.extend_from_slice(without_input(call).as_bytes()),
+            Block::ServerToolResult(result) => out.extend_from_slice(result.raw.get().as_bytes()),
             Block::ToolCall(call) => {
                 out.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":");
                 json_str(out, &call.id);
@@ -89,7 +120,23 @@ impl Encoder for Anthropic {
         }
     }
 
-    fn close(&mut self, out: &mut Vec<u8>, _block: &Block) {
+    fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
+        if let Block::ServerToolCall(call) = block {
+            if without_input(call) != call.raw.get() {
+                self.block_delta(out, "input_json_delta", "partial_json", &call.arguments);
+            }
+        }
+        if let Block::Text(text) = block {
+            for citation in crate::citation::anthropic_citations(&text.citations) {
+                out.extend_from_slice(
+                    b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":",
+                );
+                json_num(out, self.blocks.saturating_sub(1) as u64);
+                out.extend_from_slice(b",\"delta\":{\"type\":\"citations_delta\",\"citation\":");
+                out.extend_from_slice(citation.get().as_bytes());
+                out.extend_from_slice(b"}}\n\n");
+            }
+        }
         out.extend_from_slice(b"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":");
         json_num(out, self.blocks.saturating_sub(1) as u64);
         out.extend_from_slice(b"}\n\n");

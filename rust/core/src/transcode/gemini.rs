@@ -38,6 +38,14 @@ impl Default for Gemini {
 }
 
 impl Encoder for Gemini {
+    fn dialect(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn cites(&self, citation: &crate::canonical::Citation) -> bool {
+        crate::citation::gemini_writes(citation)
+    }
+
     fn start(&mut self, _out: &mut Vec<u8>, message: &AssistantMessage) {
         self.tail.clear();
         self.tail.extend_from_slice(b",\"modelVersion\":");
@@ -92,6 +100,10 @@ impl Encoder for Gemini {
         out.extend_from_slice(PARTS);
         out.extend_from_slice(b"],\"role\":\"model\"},\"finishReason\":");
         json_str(out, stop_string(message, STOP, "OTHER"));
+        if let Some(metadata) = crate::server_tool::grounding(message) {
+            out.extend_from_slice(b",\"groundingMetadata\":");
+            out.extend_from_slice(metadata.get().as_bytes());
+        }
         out.extend_from_slice(b",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":");
         json_num(out, usage.input_tokens);
         // Gemini counts thoughts apart from the candidates.

@@ -64,6 +64,17 @@ pub(crate) enum Delta<'a> {
 /// point. `open` gets the block's index in the message and the block as it is then (for a tool
 /// call: its id and name).
 pub(crate) trait Encoder: Send + Sync + std::fmt::Debug {
+    /// The target's name, as server tool blocks name their dialect.
+    fn dialect(&self) -> &'static str;
+    /// Whether the stream carries this server tool block of its own dialect as a block (Gemini
+    /// writes its grounding on the last chunk instead).
+    fn streams_server_tools(&self) -> bool {
+        false
+    }
+    /// Whether the stream carries this citation of a text block.
+    fn cites(&self, _citation: &crate::canonical::Citation) -> bool {
+        false
+    }
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage);
     fn open(&mut self, out: &mut Vec<u8>, index: usize, block: &Block);
     fn delta(&mut self, out: &mut Vec<u8>, delta: Delta<'_>);

@@ -24,6 +24,10 @@ impl Ollama {
 }
 
 impl Encoder for Ollama {
+    fn dialect(&self) -> &'static str {
+        "ollama"
+    }
+
     fn start(&mut self, _out: &mut Vec<u8>, message: &AssistantMessage) {
         self.head.extend_from_slice(b"{\"model\":");
         json_str(&mut self.head, message.model.as_deref().unwrap_or(""));

@@ -31,6 +31,10 @@ impl OpenAiChat {
 }
 
 impl Encoder for OpenAiChat {
+    fn dialect(&self) -> &'static str {
+        "openai"
+    }
+
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         self.head.extend_from_slice(b"data: {\"id\":");
         json_str(&mut self.head, &response_id(message, "chatcmpl-"));
@@ -80,7 +84,14 @@ impl Encoder for OpenAiChat {
         }
     }
 
-    fn close(&mut self, _out: &mut Vec<u8>, _block: &Block) {}
+    fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
+        // a call without arguments: `"{}"`, which `json.loads` reads (`""` it does not)
+        if let Block::ToolCall(call) = block {
+            if call.arguments.trim().is_empty() {
+                self.delta(out, Delta::Arguments("{}"));
+            }
+        }
+    }
 
     fn finish(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         out.extend_from_slice(&self.head);

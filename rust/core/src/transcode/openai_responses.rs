@@ -6,10 +6,13 @@
 //! carrying the whole response. Every event has its `sequence_number`. A failure is an `error`
 //! event followed by `response.failed`.
 //!
-//! Canonical blocks keep no item ids, so items get ids made from the message id and their
-//! position (`msg_`, `rs_`, `fc_` as OpenAI's own prefixes).
+//! Items keep the provider's item ids where the blocks have them (a Responses source); others get
+//! ids made from the message id and their position (`msg_`, `rs_`, `fc_` as OpenAI's own
+//! prefixes). A text's citations that a Responses stream can carry are its part's annotations
+//! (`output_text.annotation.added`, then in the `.done` events); a call without arguments has
+//! `"{}"`; a built-in tool item of a Responses source is written back whole.
 
-use crate::canonical::{AssistantMessage, Block, StopReason};
+use crate::canonical::{AssistantMessage, Block, StopReason, TextBlock};
 use crate::error::Error;
 
 use super::{Delta, Encoder, error_parts, json_created, json_num, json_str, response_id, usage_of};
@@ -94,6 +97,10 @@ impl OpenAiResponses {
 /// the final response (`completed`, whole) carry it.
 fn write_item(out: &mut Vec<u8>, id: &str, block: &Block, status: &str) {
     let done = status == "completed";
+    if let Block::ServerToolCall(call) = block {
+        out.extend_from_slice(call.raw.get().as_bytes()); // the provider's item, as it was
+        return;
+    }
     out.extend_from_slice(b"{\"id\":");
     json_str(out, id);
     match block {
@@ -101,7 +108,7 @@ fn write_item(out: &mut Vec<u8>, id: &str, block: &Block, status: &str) {
             out.extend_from_slice(b",\"type\":\"function_call\",\"status\":\"");
             out.extend_from_slice(status.as_bytes());
             out.extend_from_slice(b"\",\"arguments\":");
-            json_str(out, if done { &call.arguments } else { "" });
+            json_str(out, if done { arguments(call) } else { "" });
             out.extend_from_slice(b",\"call_id\":");
             json_str(out, &call.id);
             out.extend_from_slice(b",\"name\":");
@@ -126,7 +133,7 @@ fn write_item(out: &mut Vec<u8>, id: &str, block: &Block, status: &str) {
             out.extend_from_slice(status.as_bytes());
             out.extend_from_slice(b"\",\"role\":\"assistant\",\"content\":[");
             if let (true, Block::Text(text)) = (done, block) {
-                write_text_part(out, &text.text);
+                write_text_part(out, text);
             }
             out.push(b']');
         }
@@ -134,13 +141,30 @@ fn write_item(out: &mut Vec<u8>, id: &str, block: &Block, status: &str) {
     out.push(b'}');
 }
 
-fn write_text_part(out: &mut Vec<u8>, text: &str) {
+fn write_text_part(out: &mut Vec<u8>, text: &TextBlock) {
     out.extend_from_slice(b"{\"type\":\"output_text\",\"text\":");
-    json_str(out, text);
-    out.extend_from_slice(b",\"annotations\":[]}");
+    json_str(out, &text.text);
+    out.extend_from_slice(b",\"annotations\":");
+    let annotations = crate::citation::responses_annotations(&text.citations, &text.text);
+    let _ = serde_json::to_writer(&mut *out, &annotations); // into a Vec: cannot fail
+    out.push(b'}');
 }
 
+use crate::request::arguments_text as arguments;
+
 impl Encoder for OpenAiResponses {
+    fn dialect(&self) -> &'static str {
+        "openai-responses"
+    }
+
+    fn cites(&self, citation: &crate::canonical::Citation) -> bool {
+        crate::citation::responses_writes(citation)
+    }
+
+    fn streams_server_tools(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, out: &mut Vec<u8>, message: &AssistantMessage) {
         self.stem = message.id.chars().filter(char::is_ascii_alphanumeric).collect();
         self.stem.drain(..self.stem.len().saturating_sub(12));
@@ -163,12 +187,18 @@ impl Encoder for OpenAiResponses {
     }
 
     fn open(&mut self, out: &mut Vec<u8>, index: usize, block: &Block) {
-        let prefix = match block {
-            Block::ToolCall(_) => "fc_",
-            Block::Thinking(_) => "rs_",
-            _ => "msg_",
+        let (prefix, own) = match block {
+            Block::ToolCall(call) => ("fc_", call.item_id.as_deref()),
+            Block::Thinking(thinking) => ("rs_", thinking.item_id.as_deref()),
+            Block::Text(text) => ("msg_", text.item_id.as_deref()),
+            Block::ServerToolCall(call) => ("", Some(call.id.as_str())),
+            _ => ("msg_", None),
         };
-        let id = format!("{prefix}{}_{}", self.stem, self.items.len());
+        // an item id once only (the text parts of one provider item are an item each here)
+        let id = match own.filter(|id| !self.items.iter().any(|item| item.id == *id)) {
+            Some(id) => id.to_owned(),
+            None => format!("{prefix}{}_{}", self.stem, self.items.len()),
+        };
         self.items.push(Item { id, block: index });
         self.summary_open = false;
         self.event(out, "response.output_item.added");
@@ -179,11 +209,11 @@ impl Encoder for OpenAiResponses {
             write_item(out, &item.id, block, "in_progress");
         }
         out.extend_from_slice(b"}\n\n");
-        if !matches!(block, Block::ToolCall(_) | Block::Thinking(_)) {
+        if !matches!(block, Block::ToolCall(_) | Block::Thinking(_) | Block::ServerToolCall(_)) {
             self.event(out, "response.content_part.added");
             self.item_ref(out);
             out.extend_from_slice(b",\"content_index\":0,\"part\":");
-            write_text_part(out, "");
+            write_text_part(out, &TextBlock::default());
             out.extend_from_slice(b"}\n\n");
         }
     }
@@ -226,6 +256,16 @@ impl Encoder for OpenAiResponses {
     fn close(&mut self, out: &mut Vec<u8>, block: &Block) {
         match block {
             Block::Text(text) => {
+                let annotations = crate::citation::responses_annotations(&text.citations, &text.text);
+                for (n, annotation) in annotations.iter().enumerate() {
+                    self.event(out, "response.output_text.annotation.added");
+                    self.item_ref(out);
+                    out.extend_from_slice(b",\"content_index\":0,\"annotation_index\":");
+                    json_num(out, n as u64);
+                    out.extend_from_slice(b",\"annotation\":");
+                    let _ = serde_json::to_writer(&mut *out, annotation); // into a Vec: cannot fail
+                    out.extend_from_slice(b"}\n\n");
+                }
                 self.event(out, "response.output_text.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"content_index\":0,\"text\":");
@@ -234,7 +274,7 @@ impl Encoder for OpenAiResponses {
                 self.event(out, "response.content_part.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"content_index\":0,\"part\":");
-                write_text_part(out, &text.text);
+                write_text_part(out, text);
                 out.extend_from_slice(b"}\n\n");
             }
             Block::Thinking(thinking) if self.summary_open => {
@@ -250,10 +290,13 @@ impl Encoder for OpenAiResponses {
                 out.extend_from_slice(b"}}\n\n");
             }
             Block::ToolCall(call) => {
+                if call.arguments.trim().is_empty() {
+                    self.delta(out, Delta::Arguments("{}"));
+                }
                 self.event(out, "response.function_call_arguments.done");
                 self.item_ref(out);
                 out.extend_from_slice(b",\"arguments\":");
-                json_str(out, &call.arguments);
+                json_str(out, arguments(call));
                 out.extend_from_slice(b"}\n\n");
             }
             _ => {}

@@ -7,6 +7,7 @@
 //! everything that arrived for it so far (read from the message), then live. Closing a block
 //! writes any tail the events did not carry (arguments replaced after their last delta).
 
+use crate::assemble::Diagnostic;
 use crate::canonical::{Block, ThinkingBlock};
 use crate::error::Error;
 use crate::event::{Event, EventSink, SinkContext};
@@ -68,8 +69,8 @@ impl<E: Encoder> Sequencer<E> {
                     (self.written, self.signed) = written_len(cx.message.content.get(index));
                 }
                 if ends_tool {
-                    self.close_open(cx.message.content.as_slice());
-                    self.drain(cx.message.content.as_slice(), false);
+                    self.close_open(cx.message.content.as_slice(), cx.diagnostics, cx.offset);
+                    self.drain(cx.message.content.as_slice(), false, cx.diagnostics, cx.offset);
                 }
             }
             State::Closed => {
@@ -88,11 +89,30 @@ impl<E: Encoder> Sequencer<E> {
                 // What arrived for the block is in the message: opening it writes that.
                 let blocked = self.open.is_some_and(|open| self.is_streaming_tool(open, cx.message.content.as_slice()));
                 if !blocked {
-                    self.close_open(cx.message.content.as_slice());
-                    self.drain(cx.message.content.as_slice(), false);
+                    self.close_open(cx.message.content.as_slice(), cx.diagnostics, cx.offset);
+                    self.drain(cx.message.content.as_slice(), false, cx.diagnostics, cx.offset);
                 }
             }
         }
+    }
+
+    /// Whether the target writes this block as a block: a server tool block only to its own
+    /// dialect, where that streams them (a diagnostic says what another dialect dropped).
+    fn carries(&self, block: &Block, diagnostics: &mut Vec<Diagnostic>, offset: u64) -> bool {
+        let (dialect, kind) = match block {
+            Block::ServerToolCall(c) => (c.dialect.as_str(), c.kind.as_str()),
+            Block::ServerToolResult(r) => (r.dialect.as_str(), r.kind.as_str()),
+            _ => return true,
+        };
+        if dialect == self.encoder.dialect() {
+            return self.encoder.streams_server_tools();
+        }
+        let message = format!(
+            "a server tool block of {dialect} ({kind}) has no place in a {} stream; dropped",
+            self.encoder.dialect()
+        );
+        diagnostics.push(Diagnostic { code: "transcode_server_tool_dropped", message, offset });
+        false
     }
 
     fn is_streaming_tool(&self, index: usize, content: &[Block]) -> bool {
@@ -101,13 +121,17 @@ impl<E: Encoder> Sequencer<E> {
 
     /// Open the waiting blocks in order, each with what arrived for it so far; close each one
     /// that is complete. Stops at the first that may still grow, unless `all`.
-    fn drain(&mut self, content: &[Block], all: bool) {
+    fn drain(&mut self, content: &[Block], all: bool, diagnostics: &mut Vec<Diagnostic>, offset: u64) {
         while self.open.is_none() {
             let Some(index) = (self.next..self.slots.len()).find(|&i| self.slots[i].state == State::Waiting) else {
                 return;
             };
             let Some(block) = content.get(index) else { return };
             self.next = index + 1;
+            if !self.carries(block, diagnostics, offset) {
+                self.slots[index].state = State::Closed;
+                continue;
+            }
             self.slots[index].state = State::Open;
             self.open = Some(index);
             self.encoder.open(&mut self.out, index, block);
@@ -116,10 +140,11 @@ impl<E: Encoder> Sequencer<E> {
             let later_waiting = self.slots[index + 1..].iter().any(|s| s.state == State::Waiting);
             let complete = match block {
                 Block::ToolCall(_) => self.slots[index].ended,
+                Block::ServerToolCall(_) | Block::ServerToolResult(_) => true,
                 _ => later_waiting,
             };
             if complete || all {
-                self.close_open(content);
+                self.close_open(content, diagnostics, offset);
             }
         }
     }
@@ -145,10 +170,22 @@ impl<E: Encoder> Sequencer<E> {
         }
     }
 
-    fn close_open(&mut self, content: &[Block]) {
+    fn close_open(&mut self, content: &[Block], diagnostics: &mut Vec<Diagnostic>, offset: u64) {
         let Some(index) = self.open.take() else { return };
         self.slots[index].state = State::Closed;
         if let Some(block) = content.get(index) {
+            if let Block::Text(text) = block {
+                let dropped: Vec<&str> =
+                    text.citations.iter().filter(|c| !self.encoder.cites(c)).map(|c| c.kind.as_str()).collect();
+                if !dropped.is_empty() {
+                    let message = format!(
+                        "citations of block {index} have no place in a {} stream ({}); dropped",
+                        self.encoder.dialect(),
+                        dropped.join(", ")
+                    );
+                    diagnostics.push(Diagnostic { code: "transcode_citations_dropped", message, offset });
+                }
+            }
             self.catch_up(block);
             self.encoder.close(&mut self.out, block);
         }
@@ -188,12 +225,14 @@ impl<E: Encoder> EventSink for Sequencer<E> {
             Event::ToolCallDelta { index, fragment } => {
                 self.on_block(index, Some(Delta::Arguments(fragment)), false, &mut cx);
             }
-            Event::ToolCallEnd { index, .. } => self.on_block(index, None, true, &mut cx),
+            Event::ToolCallEnd { index, .. } | Event::BlockEnd { index, .. } => {
+                self.on_block(index, None, true, &mut cx);
+            }
             Event::Usage { .. } => {}
             Event::MessageEnd { .. } => {
                 let content = cx.message.content.as_slice();
-                self.close_open(content);
-                self.drain(content, true);
+                self.close_open(content, cx.diagnostics, cx.offset);
+                self.drain(content, true, cx.diagnostics, cx.offset);
                 self.encoder.finish(&mut self.out, cx.message);
                 self.ended = true;
             }

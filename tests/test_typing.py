@@ -1,0 +1,41 @@
+"""The public API type-checks as users write it (msgspec's tests/typing habit): mypy --strict
+passes on tests/typing/user_code.py and reports exactly the marked mistakes of
+tests/typing/user_mistakes.py. The stub's honesty about the extension is stubtest's job
+(``make lint``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent / "typing"
+
+
+def _mypy(path: Path) -> tuple[int, str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_user_code_type_checks() -> None:
+    code, out = _mypy(HERE / "user_code.py")
+    assert code == 0, out
+
+
+def test_mistakes_are_caught_where_they_are() -> None:
+    path = HERE / "user_mistakes.py"
+    expected = {
+        (n, m.group(1))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if (m := re.search(r"# error: ([\w-]+)", line))
+    }
+    code, out = _mypy(path)
+    assert code == 1, out
+    found = {(int(n), kind) for n, kind in re.findall(r":(\d+): error: .*\[([\w-]+)\]", out)}
+    assert found == expected, out

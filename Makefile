@@ -34,6 +34,9 @@ SYSTEM_PACKAGES :=
 SYSTEM_PACKAGES += tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-deu
 # fonts the OCR tests render text with (DejaVu Sans, Serif, Mono)
 SYSTEM_PACKAGES += fonts-dejavu-core
+# PostgreSQL server (msgwire.harness.store.postgres, extra "postgres"): the store tests and benchmarks start a
+# throwaway cluster with its initdb and pg_ctl (tests/harness/pgserver.py)
+SYSTEM_PACKAGES += postgresql
 
 .PHONY: system
 system: ## Install the Debian packages the tests and the demo need, when missing

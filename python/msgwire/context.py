@@ -7,9 +7,10 @@ the session and sends ``ctx.messages`` each turn::
 
     ctx = msgwire.context.build(session, window=20, counter=counter)
     counter = ctx.counter                  # keep it for the next turn
-    if not ctx.idle:
-        reply = call_model(system=ctx.system_prompt, messages=ctx.messages)
-        session.append(reply)              # the synthetic message, if any, is never persisted
+    reply = call_model(system=ctx.system_prompt, messages=ctx.messages)
+    session.append(reply)                  # the synthetic message, if any, is never persisted
+    if ctx.idle:                           # that was the third synthetic message in a row: it
+        ...                                # was sent; now wait for a real user message
 
 Terms
 -----

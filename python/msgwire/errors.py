@@ -26,6 +26,7 @@ __all__ = [
     "MsgwireError",
     "ProviderError",
     "ResourceError",
+    "StoreError",
     "StreamError",
     "TransportError",
     "TruncatedStreamError",
@@ -228,3 +229,12 @@ class ResourceError(MsgwireError):
     message."""
 
     kind = "resource"
+
+
+class StoreError(MsgwireError):
+    """A store (``msgwire.harness.store``) could not do what was asked: the database is
+    unreachable or refused the write after the retries, a conversation that does not exist, a
+    schema newer than this msgwire. A row that cannot be decoded is a ``DecodeError`` instead,
+    naming the conversation and the seq."""
+
+    kind = "store"

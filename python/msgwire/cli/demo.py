@@ -11,6 +11,7 @@
 8. an agent session against the local scripted model server (``demo_agent.py``): what goes into
    the context, two tool calls at once (one approved and run, one denied), the answer, the audit
    trail verified, a replay on another provider.
+9. a swarm of three agents sharing one SQLite store (``demo_swarm.py``).
 
 The examples ship inside the package (``msgwire/examples``), so ``msgwire demo`` works from an
 installed wheel too.
@@ -42,6 +43,7 @@ from .bench import MODES, Mode, results_table, run_cases
 from .cases import CASES
 from .convert import convert
 from .demo_agent import show_agent
+from .demo_swarm import show_swarm
 from .parse import decode, report, watch
 from .render import console, loss_table, session_renderable
 
@@ -180,6 +182,7 @@ def demo(out: Console) -> int:
     show_transcoding(out, examples)
     show_speed(out)
     show_harness(out, examples)
+    show_swarm(out, 9)
     return 0
 
 

@@ -37,14 +37,19 @@ __all__ = [
     "GENESIS",
     "AuditDocument",
     "AuditHeader",
+    "Committed",
+    "Draft",
     "Entry",
     "Parent",
+    "Sealed",
     "Verification",
+    "decode_entries",
     "dump_document",
     "dump_lines",
     "entry_bytes",
     "load_document",
     "seal",
+    "seal_draft",
     "verify",
 ]
 
@@ -75,6 +80,42 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     decision: str
     audit: dict[str, Any] = msgspec.field(default_factory=dict)
     hash: str = ""
+
+
+class Draft(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """An entry not sealed yet: what a conversation bound to a store hands it, so that the
+    store gives the ``seq`` and chains it to the previous hash inside its own transaction.
+
+    ``how``: ``"new"`` (a new message id; a message already stored makes the append a no-op
+    that returns the stored entry: a retried append never duplicates), ``"update"`` (a new
+    state of a stored message) or ``"either"``."""
+
+    id: str
+    timestamp: dt.datetime
+    message: Message
+    decision: str
+    audit: dict[str, Any] = msgspec.field(default_factory=dict)
+    how: Literal["new", "update", "either"] = "new"
+
+
+class Committed(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What a store's ``commit`` did: ``entries``, every entry appended to the conversation
+    after the ``after`` seq it was given, in seq order (other writers' too, so a conversation
+    in memory catches up), and ``results``, the entry of each draft, in draft order (the one
+    already stored for a draft that was a no-op)."""
+
+    entries: list[Entry]
+    results: list[Entry]
+
+
+class Sealed(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A sealed entry with the bytes a store keeps: ``body``, the canonical bytes the hash
+    covers, and where the message's own bytes (``msgwire.dumps(message)``) lie in it."""
+
+    entry: Entry
+    body: bytes
+    message_at: int
+    message_len: int
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -221,6 +262,58 @@ def seal(
     )
 
 
+def seal_draft(draft: Draft, *, seq: int, prev: str) -> Sealed:
+    """Seal a draft at ``seq`` after ``prev`` (a store's append, inside its transaction):
+    the same hash ``seal`` gives, with the body and the message's place in it."""
+    message_bytes = _encode(draft.message)
+    body = _encode(
+        _Body(
+            id=draft.id,
+            seq=seq,
+            timestamp=draft.timestamp,
+            message=msgspec.Raw(message_bytes),
+            decision=draft.decision,
+            audit=draft.audit,
+        )
+    )
+    # The first ',"message":' is the field itself: the id before it is a JSON string (its
+    # quotes escaped), then an integer and a timestamp.
+    at = body.index(b',"message":') + 11
+    entry = Entry(
+        id=draft.id,
+        seq=seq,
+        timestamp=draft.timestamp,
+        message=draft.message,
+        decision=draft.decision,
+        audit=draft.audit,
+        hash=_chain(prev, body),
+    )
+    return Sealed(entry=entry, body=body, message_at=at, message_len=len(message_bytes))
+
+
+def decode_entries(rows: Sequence[tuple[bytes, str]], *, where: Sequence[str] | None = None) -> list[Entry]:
+    """Entries from the ``(body, hash)`` a store kept, in one decode when every message is of
+    a type this version knows (unknown ones through ``msgwire.loads``, kept byte for byte).
+    Raises ``msgwire.DecodeError``; ``where`` names each row in the message."""
+    if not rows:
+        return []
+    joined = b"[" + b",".join(body[:-1] + b',"hash":"' + h.encode("ascii") + b'"}' for body, h in rows) + b"]"
+    try:
+        return _entries_decoder.decode(joined)
+    except msgspec.DecodeError:
+        pass  # an unknown message type somewhere, or a bad row: one by one, to say which
+    entries: list[Entry] = []
+    for i, (body, h) in enumerate(rows):
+        name = where[i] if where is not None else f"row {i}"
+        try:
+            raw = _raw_entry_decoder.decode(body)
+        except msgspec.DecodeError as exc:
+            raise DecodeError(f"{name}: {from_msgspec(exc, size=len(body))}") from None
+        entry = _entry_from_raw(raw, f"{name}.message")
+        entries.append(msgspec.structs.replace(entry, hash=h))
+    return entries
+
+
 def verify(entries: Sequence[Entry], *, head: str | None = None) -> Verification:
     """Check the chain from the first entry; name the first entry changed, removed or reordered.
 
@@ -297,6 +390,7 @@ _raw_document_decoder = msgspec.json.Decoder(_RawDocument)
 _header_decoder = msgspec.json.Decoder(AuditHeader)
 _entries_decoder = msgspec.json.Decoder(list[Entry])
 _raw_entries_decoder = msgspec.json.Decoder(list[_RawEntry])
+_raw_entry_decoder = msgspec.json.Decoder(_RawEntry)
 _first_line_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 

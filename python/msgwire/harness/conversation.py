@@ -27,6 +27,12 @@ new entry, inside the append (under the conversation's lock), in seq order, befo
 joins the conversation. When it raises, nothing is appended and the exception propagates:
 memory and store never disagree. ``dirty`` lists the messages whose state
 was replaced since the last ``take_dirty()``, for a store that writes one row per message.
+
+A store that owns the sequence (``EntryLedger``: ``commit(conversation_id, drafts, after)``,
+what ``msgwire.harness.store`` binds) takes *drafts* instead: it assigns ``seq`` and chains
+each entry to the previous hash inside its own transaction, and hands back every entry
+appended since the conversation's last one, other writers' included, so that the
+conversation in memory stays the stored one (``sync()`` fetches them without appending).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import datetime as dt
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 import msgspec
 
@@ -53,12 +59,23 @@ from msgwire import (
 from msgwire.types import new_id, now
 
 from . import audit as _audit
-from .audit import GENESIS, AuditHeader, Entry, Parent, Verification
+from .audit import GENESIS, AuditHeader, Committed, Draft, Entry, Parent, Verification
 
 if TYPE_CHECKING:
     from .replay import ReplayReport
 
-__all__ = ["DECISIONS", "Conversation", "Entry", "EntrySink", "Parent", "Verification", "default_decision"]
+__all__ = [
+    "DECISIONS",
+    "Conversation",
+    "Entry",
+    "EntryLedger",
+    "EntrySink",
+    "Parent",
+    "Verification",
+    "default_decision",
+    "message_key",
+    "state_before",
+]
 
 DECISIONS = (
     "user_input",
@@ -89,6 +106,20 @@ class EntrySink(Protocol):
     new entries (one per ``add`` / ``update``). Raising refuses them: nothing is appended."""
 
     def append(self, conversation: Conversation, entries: Sequence[Entry], /) -> None: ...
+
+
+@runtime_checkable
+class EntryLedger(Protocol):
+    """A store that owns ``seq`` and the chain (``msgwire.harness.store`` binds one).
+
+    ``commit`` seals the drafts after the stored head in one transaction and returns every
+    entry with a seq above ``after`` (the caller's last; ``None``: none but the drafts'),
+    with each draft's entry; raising refuses them all. ``since`` returns the stored entries
+    above ``after``."""
+
+    def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> Committed: ...
+
+    def since(self, conversation_id: str, after: int, /) -> list[Entry]: ...
 
 
 def default_decision(message: Message) -> str:
@@ -122,7 +153,7 @@ class Conversation:
         branch: str = "main",
         metadata: Mapping[str, Any] | None = None,
         created_at: dt.datetime | None = None,
-        sink: EntrySink | None = None,
+        sink: EntrySink | EntryLedger | None = None,
     ) -> None:
         self._modes = dict(modes or {})
         if system_prompt is None and mode is not None:
@@ -172,10 +203,28 @@ class Conversation:
         """The conversation and entry this one was forked from."""
         return self._parent
 
-    def bind(self, sink: EntrySink | None) -> None:
-        """Send every entry appended from now on to ``sink`` (``None`` unbinds)."""
+    def bind(self, sink: EntrySink | EntryLedger | None) -> None:
+        """Send every entry appended from now on to ``sink`` (``None`` unbinds): an
+        ``EntrySink`` receives the sealed entries, an ``EntryLedger`` (a store) seals them."""
         with self._lock:
             self._sink = sink
+
+    @property
+    def bound(self) -> EntrySink | EntryLedger | None:
+        """The sink or store this conversation appends through (``None``: memory only)."""
+        return self._sink
+
+    def sync(self) -> list[Entry]:
+        """Take the entries other writers appended to the bound store since this
+        conversation's last one (none without an ``EntryLedger``); returns them."""
+        with self._lock:
+            sink = self._sink
+            if not isinstance(sink, EntryLedger):
+                return []
+            fresh = sink.since(self._id, len(self._entries) - 1)
+            for entry in fresh:
+                self._take(entry)
+            return fresh
 
     # --- entries ----------------------------------------------------------------------------
 
@@ -238,7 +287,7 @@ class Conversation:
         entry_id = new_id()
         audit_dict = dict(audit) if audit else {}
         with self._lock:
-            key = _message_key(message) or entry_id
+            key = message_key(message) or entry_id
             old = self._latest.get(key)
             if old is not None and how == "new":
                 raise ValueError(f"message id {key!r} is already in conversation {self._id!r}: use update()")
@@ -246,6 +295,14 @@ class Conversation:
                 raise KeyError(f"no message with id {key!r} in conversation {self._id!r}")
             if old is not None and type(old) is not type(message):
                 raise TypeError(f"message {key!r} is a {type(old).__name__}, not a {type(message).__name__}")
+            if isinstance(self._sink, EntryLedger):
+                draft = Draft(
+                    id=entry_id, timestamp=now(), message=message, decision=decision, audit=audit_dict, how=how
+                )
+                committed = self._sink.commit(self._id, [draft], len(self._entries) - 1)
+                for fresh in committed.entries:
+                    self._take(fresh)
+                return committed.results[0]
             prev = self._entries[-1].hash if self._entries else GENESIS
             entry = _audit.seal(
                 id=entry_id,
@@ -266,6 +323,19 @@ class Conversation:
             if change is not None:
                 self._apply(*change)
             return entry
+
+    def _take(self, entry: Entry) -> None:
+        """Join an entry a store sealed (in seq order): the trail, the latest state, the
+        dirty set, the header."""
+        message = entry.message
+        key = message_key(message) or entry.id
+        if key in self._latest:
+            self._dirty.add(key)
+        self._entries.append(entry)
+        self._latest[key] = message
+        change = _header_change(message)
+        if change is not None:
+            self._apply(*change)
 
     def _apply(self, control: str, new: str) -> None:
         """A mode change or branch switch the trail records, applied to the header (the same
@@ -355,7 +425,7 @@ class Conversation:
                 kept = self._entries[: index + 1]
             later = self._entries[len(kept) :]
             header = self._header()
-            header.mode, header.system_prompt, header.branch = _state_before(later, header)
+            header.mode, header.system_prompt, header.branch = state_before(later, header)
             header.conversation_id = id or new_id()
             header.created_at = now()
             header.parent = Parent(
@@ -436,6 +506,22 @@ class Conversation:
         header, entries = _audit.load_document(data, format)
         return cls._from_parts(header, entries, replay=True)
 
+    @classmethod
+    def restore(
+        cls, header: AuditHeader, entries: list[Entry], *, sink: EntrySink | EntryLedger | None = None
+    ) -> Conversation:
+        """A conversation from a header and its entries as a store keeps them (the header's
+        mode, branch and system prompt are taken as they are), bound to ``sink``."""
+        conversation = cls._from_parts(header, entries)
+        conversation._sink = sink
+        return conversation
+
+    def header(self) -> AuditHeader:
+        """The header as exported (id, created_at, system prompt, mode, modes, branch, parent,
+        metadata): a copy."""
+        with self._lock:
+            return self._header()
+
     # --- internals --------------------------------------------------------------------------
 
     def _header(self) -> AuditHeader:
@@ -470,7 +556,7 @@ class Conversation:
         for e in entries:  # one pass: the latest state of each message, and the header's changes
             message = e.message
             if isinstance(message, UnknownMessage):
-                latest[_message_key(message) or e.id] = message
+                latest[message_key(message) or e.id] = message
                 continue
             latest[message.id or e.id] = message
             if replay and type(message) is SystemControlMessage:
@@ -498,7 +584,7 @@ class Conversation:
         )
 
 
-def _message_key(message: Message) -> str | None:
+def message_key(message: Message) -> str | None:
     """The id a message is known by; an unknown message's own ``id`` field when it has one."""
     if isinstance(message, UnknownMessage):
         data = message.data()
@@ -520,7 +606,7 @@ def _header_change(message: Message) -> tuple[str, str] | None:
     return None
 
 
-def _state_before(later: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
+def state_before(later: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
     """Mode, system prompt and branch before the ``later`` entries: what the first change
     among them says was ``old`` (the prompt from its audit, else the mode table), else the
     current values."""

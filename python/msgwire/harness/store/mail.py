@@ -1,0 +1,331 @@
+"""The swarm's tables: agents (idle or running, the encouragement counter, the mail taken) and
+mail (broadcasts and direct messages), on top of ``SQLBase``'s conversations.
+
+A post is stored once, in ``msgwire_mail``; in the same transaction its recipients' counters go
+back to 0 and idle ones are set running. Each agent takes its mail into its own conversation
+at the start of its next step (``deliver``: an append, idempotent on the message id, and the
+agent's ``mail_seen`` mark, in one transaction), so nothing is ever injected in the middle of a
+step (between a tool call and its result). Posts take turns (a lock), so seq order is commit
+order and a mark never passes a mail still being written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from msgwire import TextBlock, UserMessage, loads
+from msgwire._ids import new_id, now
+
+from ..audit import Draft, Entry
+from .sql import Cursor, SQLBase
+
+__all__ = ["AgentState", "Mail", "SQLStore"]
+
+_AGENT = "SELECT name, conversation_id, state, encouragement, mail_seen, updated_at FROM msgwire_agents"
+
+
+class AgentState(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent of a swarm as the store keeps it: its conversation, ``idle`` or ``running``,
+    its encouragement counter, and how much mail it has taken (``mail_seen``)."""
+
+    name: str
+    conversation_id: str
+    state: Literal["idle", "running"]
+    encouragement: int
+    mail_seen: int
+    updated_at: dt.datetime
+
+
+class Mail(msgspec.Struct, frozen=True, kw_only=True):
+    """A broadcast (``target`` None: every agent) or a direct message, as stored."""
+
+    seq: int
+    kind: Literal["broadcast", "direct"]
+    sender: str | None
+    target: str | None
+    created_at: dt.datetime
+    message: UserMessage
+
+
+class SQLStore(SQLBase):
+    """Every operation of a store (``msgwire.harness.store.Store``): conversations, messages,
+    forks and audit export from ``SQLBase``, and the swarm's agents and mail."""
+
+    def __init__(self) -> None:
+        self._mail_cond = threading.Condition()
+        self._mail_local = 0
+
+    def _lock_mail(self, cur: Cursor) -> None:
+        """Make mail posts take turns, so that seq order is commit order and an agent's
+        ``mail_seen`` mark never passes a mail still being posted (SQLite: they already do)."""
+
+    def _notify(self, cur: Cursor) -> None:
+        """Tell other processes that mail arrived (PostgreSQL: NOTIFY)."""
+
+    def _wait_remote(self, after: int, timeout: float) -> None:
+        """Wait until mail above ``after`` may have arrived from another process."""
+        raise NotImplementedError
+
+    # --- swarm: agents and mail ---------------------------------------------------------------
+
+    def register_agent(
+        self, name: str, conversation_id: str, *, state: Literal["idle", "running"] = "idle"
+    ) -> AgentState:
+        """Record an agent of a swarm and its conversation (kept as it is when already
+        registered). It takes mail posted from now on; older broadcasts reach it through
+        ``latest_broadcast``'s fallback."""
+        key = self._key(name)
+
+        def work(cur: Cursor) -> None:
+            if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is not None:
+                return
+            top = cur.one("SELECT max(seq) FROM msgwire_mail")
+            start = top[0] if top and top[0] is not None else 0
+            cur.run(
+                "INSERT INTO msgwire_agents (name, conversation_id, state, encouragement, mail_from, mail_seen, "
+                "updated_at) VALUES (?, ?, ?, 0, ?, ?, ?)",
+                (key, self._key(conversation_id), state, start, start, self._time(now())),
+            )
+
+        self._run(work)
+        return self.agent(name)
+
+    def agent(self, name: str) -> AgentState:
+        """One agent's state (``KeyError`` if not registered)."""
+        row = self._run(
+            lambda cur: cur.one(
+                _AGENT + " WHERE name = ?",
+                (self._key(name),),
+            )
+        )
+        if row is None:
+            raise KeyError(f"no agent {name!r} in {self.url}")
+        return self._agent(row)
+
+    def agents(self) -> list[AgentState]:
+        rows = self._run(lambda cur: cur.rows(_AGENT + " ORDER BY name"))
+        return [self._agent(r) for r in rows]
+
+    def set_agent(
+        self, name: str, *, state: Literal["idle", "running"] | None = None, encouragement: int | None = None
+    ) -> None:
+        """Change an agent's state or counter."""
+        sets, params = ["updated_at = ?"], [self._time(now())]
+        if state is not None:
+            sets.append("state = ?")
+            params.append(state)
+        if encouragement is not None:
+            sets.append("encouragement = ?")
+            params.append(encouragement)
+        self._run(
+            lambda cur: cur.run(
+                f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ?", (*params, self._key(name))
+            )
+        )
+
+    def rest(self, name: str) -> bool:
+        """Set an agent idle unless mail is waiting for it (then it stays running: a post that
+        raced with its last step is never lost); whether it went idle."""
+        key = self._key(name)
+
+        def work(cur: Cursor) -> bool:
+            return (
+                cur.run(
+                    "UPDATE msgwire_agents SET state = 'idle', updated_at = ? WHERE name = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
+                    "AND (m.target IS NULL OR m.target = msgwire_agents.name))",
+                    (self._time(now()), key),
+                )
+                > 0
+            )
+
+        return self._run(work)
+
+    def post(self, message: str | UserMessage, *, to: str | None = None, sender: str | None = None) -> Mail:
+        """A direct message to agent ``to`` (``to=None``: a broadcast to every agent): stored
+        (``source`` "direct" / "broadcast"), its recipients' counters reset to 0 and idle ones
+        set running, in one transaction; then they are woken (PostgreSQL NOTIFY; SQLite agents in
+        other processes poll). Agents take it into their conversation at their next step
+        (``deliver``), never in the middle of one."""
+        if to is None:
+            return self.broadcast(message, sender=sender)
+        return self._post("direct", message, [to], sender)
+
+    def broadcast(
+        self, message: str | UserMessage, *, to: Sequence[str] | None = None, sender: str | None = None
+    ) -> Mail:
+        """A broadcast to every agent (``to=None``, the swarm's mission: agents added later
+        inherit it) or to a group of agents (theirs only)."""
+        return self._post("broadcast", message, None if to is None else list(to), sender)
+
+    def _post(
+        self,
+        kind: Literal["broadcast", "direct"],
+        message: str | UserMessage,
+        targets: list[str] | None,
+        sender: str | None,
+    ) -> Mail:
+        if isinstance(message, str):
+            message = UserMessage(content=[TextBlock(text=message)], source=kind)
+        elif message.source != kind:
+            message = msgspec.structs.replace(message, source=kind)
+        data = msgspec.json.encode(message).decode()
+        stamp = now()
+        user = message
+
+        def work(cur: Cursor) -> int:
+            for name in targets or ():
+                if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(name),)) is None:
+                    raise KeyError(f"no agent {name!r} in {self.url}")
+            self._lock_mail(cur)
+            seq = 0
+            for target in targets if targets is not None else [None]:
+                row = cur.one(
+                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json) "
+                    "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                    (
+                        kind,
+                        None if sender is None else self._key(sender),
+                        None if target is None else self._key(target),
+                        self._time(stamp),
+                        self._key(user.id),
+                        data,
+                    ),
+                )
+                seq = int(row[0]) if row else 0
+                where, params = ("", ()) if target is None else (" WHERE name = ?", (self._key(target),))
+                cur.run(
+                    f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
+                    (self._time(stamp), *params),
+                )
+            self._notify(cur)
+            return seq
+
+        seq = self._run(work)
+        with self._mail_cond:
+            self._mail_local = max(self._mail_local, seq)
+            self._mail_cond.notify_all()
+        target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
+        return Mail(seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user)
+
+    def mail(self, name: str) -> list[Mail]:
+        """The mail an agent has not taken yet, in order."""
+        key = self._key(name)
+        rows = self._run(
+            lambda cur: cur.rows(
+                "SELECT m.seq, m.kind, m.sender, m.target, m.created_at, m.data_json FROM msgwire_mail m "
+                "JOIN msgwire_agents a ON a.name = ? WHERE m.seq > a.mail_seen AND (m.target IS NULL OR m.target = ?) "
+                "ORDER BY m.seq",
+                (key, key),
+            )
+        )
+        return [self._mail(r) for r in rows]
+
+    def deliver(self, name: str) -> list[Entry]:
+        """Append the agent's new mail to its conversation (one transaction, idempotent on the
+        message id) and mark it taken; returns the entries appended."""
+        key = self._key(name)
+
+        def work(cur: Cursor) -> list[Entry]:
+            agent = cur.one("SELECT conversation_id, mail_seen FROM msgwire_agents WHERE name = ?", (key,))
+            if agent is None:
+                raise KeyError(f"no agent {name!r} in {self.url}")
+            rows = cur.rows(
+                "SELECT seq, kind, sender, target, created_at, data_json FROM msgwire_mail "
+                "WHERE seq > ? AND (target IS NULL OR target = ?) ORDER BY seq",
+                (agent[1], key),
+            )
+            if not rows:
+                return []
+            conversation_id = self._unkey(agent[0])
+            mails = [self._mail(r) for r in rows]
+            drafts = [
+                Draft(
+                    id=new_id(),
+                    timestamp=now(),
+                    message=m.message,
+                    decision="user_input",
+                    audit={"mail": m.kind, **({"sender": m.sender} if m.sender is not None else {})},
+                )
+                for m in mails
+            ]
+            committed = self._commit(cur, conversation_id, drafts, None, fresh=True)
+            cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (mails[-1].seq, key))
+            return committed.results
+
+        return self._run(work)
+
+    def latest_broadcast(self, name: str | None = None) -> UserMessage | None:
+        """The mission of agent ``name``: the most recent broadcast it received (to everyone
+        since it joined, or to a group naming it; even long out of its context window), else
+        the most recent broadcast to everyone (so an agent added after it inherits it);
+        ``None`` when there is none."""
+        key = None if name is None else self._key(name)
+
+        def work(cur: Cursor) -> tuple[Any, ...] | None:
+            if key is not None:
+                agent = cur.one("SELECT mail_from FROM msgwire_agents WHERE name = ?", (key,))
+                if agent is not None:
+                    own = cur.one(
+                        "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' "
+                        "AND ((target IS NULL AND seq > ?) OR target = ?) ORDER BY seq DESC LIMIT 1",
+                        (agent[0], key),
+                    )
+                    if own is not None:
+                        return own
+            return cur.one(
+                "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND target IS NULL "
+                "ORDER BY seq DESC LIMIT 1"
+            )
+
+        row = self._run(work)
+        return None if row is None else loads(row[0], type=UserMessage)
+
+    def mail_seq(self) -> int:
+        """The seq of the last mail posted (0 when none)."""
+        row = self._run(lambda cur: cur.one("SELECT max(seq) FROM msgwire_mail"))
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def wait_mail(self, after: int, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for mail above seq ``after`` (posted by this store
+        object, or by any process); returns the last mail seq."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = self.mail_seq()
+            left = deadline - time.monotonic()
+            if current > after or left <= 0:
+                return current
+            with self._mail_cond:
+                if self._mail_local > after:
+                    continue
+            self._wait_remote(after, left)
+
+    def _wait_local(self, after: int, timeout: float) -> bool:
+        with self._mail_cond:
+            return self._mail_cond.wait_for(lambda: self._mail_local > after, timeout)
+
+    def _agent(self, row: tuple[Any, ...]) -> AgentState:
+        return AgentState(
+            name=self._unkey(row[0]),
+            conversation_id=self._unkey(row[1]),
+            state=row[2],
+            encouragement=row[3],
+            mail_seen=row[4],
+            updated_at=self._untime(row[5]),
+        )
+
+    def _mail(self, row: tuple[Any, ...]) -> Mail:
+        return Mail(
+            seq=row[0],
+            kind=row[1],
+            sender=None if row[2] is None else self._unkey(row[2]),
+            target=None if row[3] is None else self._unkey(row[3]),
+            created_at=self._untime(row[4]),
+            message=loads(row[5], type=UserMessage),
+        )

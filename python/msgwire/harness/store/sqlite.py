@@ -1,0 +1,147 @@
+"""``SQLiteStore``: the default store, one SQLite file through the standard library's ``sqlite3``.
+
+Settings (every connection): WAL journal (readers never wait for the writer), ``synchronous``
+NORMAL by default (a committed transaction survives a crash of the process; one of the
+machine may lose the last transactions, never corrupt the file; ``synchronous="FULL"`` makes
+every commit durable against power loss too), a busy timeout, ``foreign_keys`` on. Every write
+is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock at its start, so two writers
+never deadlock upgrading a read lock, and a writer that finds the lock taken waits (busy
+timeout) and is retried with a pause when the wait runs out: "database is locked" never
+reaches the caller. Each thread (and each process, after a fork) has its own connection.
+
+Waking idle agents across processes: SQLite has no notifications, so ``wait_mail`` polls the
+mail table every ``poll_interval`` seconds (0.2 by default); within one process, posting wakes
+waiters at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from .mail import SQLStore
+from .schema import SQLITE
+from .sql import Cursor
+
+__all__ = ["SQLiteStore"]
+
+_TRANSIENT = ("locked", "busy")
+
+
+class SQLiteStore(SQLStore):
+    """A store in one SQLite file (created with its schema when missing).
+
+    ``path``: the file; ``busy_timeout``: seconds a writer waits for the lock before a retry;
+    ``synchronous``: ``"NORMAL"`` (default) or ``"FULL"``; ``poll_interval``: seconds between
+    looks at the mail table while an agent waits for mail posted by another process.
+    """
+
+    types = SQLITE
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "NORMAL",
+        poll_interval: float = 0.2,
+    ) -> None:
+        super().__init__()
+        if synchronous not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError(
+                f"synchronous must be NORMAL, FULL or EXTRA (a crash must not lose commits), got {synchronous!r}"
+            )
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self.busy_timeout = busy_timeout
+        self.synchronous = synchronous
+        self.poll_interval = poll_interval
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        self._closed = False
+        self._run(self._ensure_schema)
+
+    # --- connections --------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise ValueError(f"{self.url} is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            return conn
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False, cached_statements=256
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        self._set_wal(conn)
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        self._local.conn, self._local.pid = conn, os.getpid()
+        with self._all_lock:
+            self._all.append(conn)
+        return conn
+
+    def _set_wal(self, conn: sqlite3.Connection) -> None:
+        """WAL mode, which the first connection of a new file switches to: many processes doing
+        that at once see "database is locked" (openai-agents #4987), so wait and retry."""
+        delay = 0.005
+        for _ in range(200):
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() == "wal":
+                    return
+            except sqlite3.OperationalError as exc:
+                if not self._transient(exc):
+                    raise
+            threading.Event().wait(delay)
+            delay = min(delay * 2, 0.1)
+        raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Cursor]:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield Cursor(conn.cursor(), str)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _transient(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and any(word in str(exc) for word in _TRANSIENT)
+
+    def _db_errors(self) -> tuple[type[BaseException], ...]:
+        return (sqlite3.Error,)
+
+    def _ensure_schema(self, cur: Cursor) -> None:
+        cur.run("CREATE TABLE IF NOT EXISTS msgwire_schema (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+        row = cur.one("SELECT max(version) FROM msgwire_schema")
+        self._migrate(cur, row[0] if row and row[0] is not None else 0)
+
+    def _message_sql(self, alias: str) -> str:
+        return f"CAST(substr({alias}.body, {alias}.message_at + 1, {alias}.message_len) AS TEXT)"
+
+    def _json_bytes(self, column: str) -> str:
+        return f"CAST({column} AS BLOB)"  # no UTF-8 decode per row: the joined bytes are decoded once
+
+    def _wait_remote(self, after: int, timeout: float) -> None:
+        self._wait_local(after, min(timeout, self.poll_interval))
+
+    def close(self) -> None:
+        """Close every connection this store opened (in any thread)."""
+        self._closed = True
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"

@@ -1,0 +1,92 @@
+"""What the store tests share: raw SQL on a store's database (to corrupt a row, or to look at
+what is really stored), whatever the backend."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from msgwire.harness.store import SQLiteStore, SQLStore
+
+
+def raw_sql(store: SQLStore, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """Run one statement outside msgwire (``?`` placeholders) and commit; the rows it returns."""
+    if isinstance(store, SQLiteStore):
+        with sqlite3.connect(store.path) as conn:
+            cur = conn.execute(sql, params)
+            return cur.fetchall()
+    import psycopg
+
+    from msgwire.harness.store.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.conninfo, autocommit=True) as conn:
+        cur = conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+        return cur.fetchall() if cur.description else []
+
+
+def key(store: SQLStore, value: str) -> Any:
+    """An id as the store's columns hold it (PostgreSQL: its UTF-8 bytes)."""
+    return value if isinstance(store, SQLiteStore) else value.encode()
+
+
+# --- worker processes (run with the "spawn" start method: importable from here) -------------------
+
+
+def append_worker(url: str, worker: int, appends: int, shared: str, own: str, forks: int, posts: int) -> dict[str, Any]:
+    """Append ``appends`` times (single messages and batches of 5, every other one to the
+    shared conversation), re-sending every tenth batch as a retry would; fork the shared
+    conversation ``forks`` times and post ``posts`` broadcasts along the way."""
+    import msgwire
+    from msgwire.harness.store import open_store
+
+    store = open_store(url)
+    sent = {shared: 0, own: 0}
+    fork_ids: list[str] = []
+    errors: list[str] = []
+    every_fork = max(1, appends // max(1, forks)) if forks else 0
+    every_post = max(1, appends // max(1, posts)) if posts else 0
+    try:
+        for i in range(appends):
+            target = shared if i % 2 == 0 else own
+            size = 5 if i % 3 == 0 else 1
+            batch = [msgwire.user(f"w{worker} #{i}.{j}", id=f"w{worker}-{i}-{j}") for j in range(size)]
+            store.append(target, batch)
+            if i % 10 == 0:
+                store.append(target, batch)  # the retry of a batch whose reply was lost
+            sent[target] += size
+            if every_fork and i % every_fork == every_fork - 1 and len(fork_ids) < forks:
+                fork_ids.append(store.fork(shared))
+            if every_post and i % every_post == every_post - 1:
+                store.broadcast(f"from worker {worker}, step {i}", sender=f"w{worker}")
+    except Exception as exc:  # reported to the parent, which fails the test with it
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        store.close()
+    return {"sent": sent, "forks": fork_ids, "errors": errors}
+
+
+def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, ready: Any) -> None:
+    """Append batches of 50; inside batch ``pause_in``'s transaction, once its entries are
+    written, tell the parent (``ready``) and wait to be killed."""
+    import threading
+
+    import msgwire
+    from msgwire.harness.store import open_store, sql
+
+    plain_many = sql.Cursor.many
+    count = {"batches": 0}
+
+    def many(self: Any, statement: str, params: Any) -> None:
+        plain_many(self, statement, params)
+        if statement.startswith("INSERT INTO msgwire_entries"):
+            if count["batches"] == pause_in:
+                ready.set()
+                threading.Event().wait()  # until SIGKILL
+            count["batches"] += 1
+
+    sql.Cursor.many = many  # type: ignore[method-assign]
+    store = open_store(url)
+    for b in range(batches):
+        store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"b{b}-{j}") for j in range(50)])

@@ -1,0 +1,201 @@
+"""The swarm on both stores with the scripted model server: the seed system's truth table
+(running / idle x broadcast / direct / none), the mission kept from the database outside the
+window, the global fallback for late agents, wake-ups, and tools that ask for approval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from msgwire.harness import Approve
+from msgwire.harness.providers import OpenAI
+from msgwire.harness.scripted import Received, Reply, ScriptedServer, reply, tool_call
+from msgwire.harness.store import SQLStore, open_store
+from msgwire.harness.swarm import SYNTHETIC_TEXT, Swarm
+from msgwire.harness.tools import ToolRegistry
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[SQLStore]:
+    with open_store(store_url) as s:
+        yield s
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer(respond=lambda received: reply("on it")) as s:
+        yield s
+
+
+_providers: list[OpenAI] = []
+_swarms: list[Swarm] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_providers() -> Iterator[None]:
+    yield
+    while _swarms:
+        _swarms.pop().close()
+    while _providers:
+        _providers.pop().close()
+
+
+def _swarm(store: SQLStore, server: ScriptedServer, **options: Any) -> Swarm:
+    provider = OpenAI(base_url=server.url, api_key="test", model="scripted")
+    _providers.append(provider)
+    swarm = Swarm(store, provider, **options)
+    _swarms.append(swarm)
+    return swarm
+
+
+def _opening(received: Received) -> str:
+    """The text of the first user message a request sent."""
+    first = next(m for m in received.json()["messages"] if m["role"] == "user")
+    content = first["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
+def _latest_user(received: Received) -> str:
+    """The text of the last user message a request sent."""
+    last = [m for m in received.json()["messages"] if m["role"] == "user"][-1]
+    content = last["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
+def _row(swarm: Swarm, name: str) -> tuple[str, int]:
+    state = swarm.state(name)
+    return state.state, state.encouragement
+
+
+def test_truth_table_running_none_goes_idle_at_the_third_synthetic(store: SQLStore, server: ScriptedServer) -> None:
+    swarm = _swarm(store, server)
+    swarm.add("scout")
+    assert _row(swarm, "scout") == ("idle", 0)  # created idle
+    assert swarm.step("scout") is None  # idle x none: nothing happens
+    assert server.requests == []
+    swarm.start_agent("scout")  # started without any message in the database
+    rows = []
+    for _ in range(3):
+        swarm.step("scout")
+        rows.append(_row(swarm, "scout"))
+    assert rows == [("running", 1), ("running", 2), ("idle", 3)]  # running x none, three times
+    assert [_opening(r) for r in server.requests] == [SYNTHETIC_TEXT] * 3  # the third one is sent too
+    assert swarm.step("scout") is None  # idle x none
+    assert len(server.requests) == 3
+    stored = store.messages(swarm.agents["scout"].conversation.id)
+    assert [m.type for m in stored] == ["assistant"] * 3  # the synthetic message is never stored
+
+
+def test_truth_table_idle_and_direct_then_running_and_direct(store: SQLStore, server: ScriptedServer) -> None:
+    swarm = _swarm(store, server, window=4)
+    swarm.add("miner")
+    swarm.send("miner", "Mine iron ore")  # idle x direct: started, counter 0
+    assert _row(swarm, "miner") == ("running", 0)
+    swarm.step("miner")  # running x direct: the real message is used
+    assert _opening(server.requests[0]) == "Mine iron ore"
+    assert _row(swarm, "miner") == ("running", 0)
+    for _ in range(3):  # still in the window of 4 (with the three replies)
+        swarm.step("miner")
+    assert [_opening(r) for r in server.requests] == ["Mine iron ore"] * 4
+    assert _row(swarm, "miner") == ("running", 0)
+    for _ in range(3):  # the direct message slid out of the window: a task, not a mission
+        swarm.step("miner")
+    assert [_opening(r) for r in server.requests[4:]] == [SYNTHETIC_TEXT] * 3
+    assert _row(swarm, "miner") == ("idle", 3)
+    swarm.send("miner", "Now haul it")  # idle x direct
+    assert _row(swarm, "miner") == ("running", 0)
+    swarm.step("miner")
+    assert _latest_user(server.requests[7]) == "Now haul it"
+
+
+def test_truth_table_broadcasts_start_and_keep_agents_running(store: SQLStore, server: ScriptedServer) -> None:
+    swarm = _swarm(store, server, window=4)
+    swarm.add("a")
+    swarm.add("b")
+    swarm.start_agent("b")
+    swarm.step("b")
+    swarm.step("b")
+    assert _row(swarm, "b") == ("running", 2)
+    swarm.broadcast("Explore the universe!")  # idle x broadcast (a), running x broadcast (b)
+    assert _row(swarm, "a") == ("running", 0)
+    assert _row(swarm, "b") == ("running", 0)
+    for _ in range(8):  # far past the window of 4: the mission comes from the database
+        swarm.step("a")
+        assert _row(swarm, "a") == ("running", 0)
+    a_requests = server.requests[2:]
+    assert [_opening(r) for r in a_requests] == ["Explore the universe!"] * 8
+    last = a_requests[-1].json()["messages"]
+    assert len(last) == 1 + 4  # the mission, then the window of 4 (no system prompt)
+    conversation = swarm.agents["a"].conversation
+    assert conversation.messages()[0].source == "broadcast"  # type: ignore[union-attr]  # stored once, delivered
+    assert len(store.messages(conversation.id)) == 9
+
+
+def test_a_late_agent_inherits_the_mission_and_group_broadcasts_stay_in_the_group(
+    store: SQLStore, server: ScriptedServer
+) -> None:
+    swarm = _swarm(store, server)
+    swarm.add("first")
+    swarm.broadcast("Survey the belt")
+    swarm.add("late")  # added after the broadcast: it never received it
+    swarm.start_agent("late")
+    swarm.step("late")
+    assert _opening(server.requests[0]) == "Survey the belt"  # the most recent broadcast to anyone
+    assert _row(swarm, "late") == ("running", 0)
+    swarm.broadcast("Miners only: dig", to=["first"])
+    swarm.step("first")
+    assert _latest_user(server.requests[1]) == "Miners only: dig"
+    swarm.step("late")
+    assert _opening(server.requests[2]) == "Survey the belt"  # not a member of that group
+
+
+def test_ask_tools_are_denied_without_an_approver_and_run_with_one(store: SQLStore) -> None:
+    tools = ToolRegistry()
+    ran: list[str] = []
+
+    @tools.tool(policy="ask")
+    def deploy(target: str) -> str:
+        """Deploy somewhere."""
+        ran.append(target)
+        return f"deployed to {target}"
+
+    def respond(received: Received) -> Reply:
+        last = received.json()["messages"][-1]
+        if last["role"] == "tool":
+            return reply("done")
+        return reply([tool_call("deploy", {"target": "prod"})])
+
+    with ScriptedServer(respond=respond) as server:
+        swarm = _swarm(store, server, tools=tools)
+        swarm.add("ops")
+        swarm.send("ops", "Deploy it")
+        swarm.step("ops")
+        results = [m for m in swarm.agents["ops"].conversation.messages() if m.type == "tool_result"]
+        assert [r.status for r in results] == ["denied"]  # type: ignore[union-attr]
+        assert ran == []
+
+        approving = _swarm(
+            store, server, tools=tools, approver=lambda requests: {r.call.id: Approve() for r in requests}
+        )
+        approving.add("ops")
+        approving.send("ops", "Deploy it again")
+        approving.step("ops")
+        results = [m for m in approving.agents["ops"].conversation.messages() if m.type == "tool_result"]
+        assert [r.status for r in results] == ["denied", "success"]  # type: ignore[union-attr]
+        assert ran == ["prod"]
+
+
+def test_agents_in_threads_wake_on_a_post(store: SQLStore, server: ScriptedServer) -> None:
+    swarm = _swarm(store, server, window=2)
+    swarm.add("x")
+    swarm.start(poll_interval=30.0)  # long: the post itself must wake the agent, not the poll
+    try:
+        swarm.send("x", "wake up")
+        server.wait(5, timeout=60)  # two calls on the message, then three encouragements
+    finally:
+        swarm.stop()
+    assert swarm.errors == []
+    assert _row(swarm, "x") == ("idle", 3)
+    assert [_opening(r) for r in server.requests] == ["wake up"] * 2 + [SYNTHETIC_TEXT] * 3

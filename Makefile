@@ -103,6 +103,13 @@ demo: build ## The main job: show what msgwire does on the bundled examples
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md
 	MSGWIRE_BENCH_FULL=1 MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
 
+.PHONY: profile
+profile: venv ## perf profile of the Rust stream decode alone (PROFILE_DIALECT, default openai) on the bench workload
+	$(BIN)/python -c "import benches.streams as s; open('target/profile.sse', 'wb').write(s.anthropic_messages() if '$(PROFILE_DIALECT)' == 'anthropic' else s.openai_chat())"
+	CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=1 cargo build --release --quiet --example decode -p msgwire-core
+	perf record --quiet -o target/perf.data ./target/release/examples/decode $(or $(PROFILE_DIALECT),openai) target/profile.sse 1000
+	perf report -i target/perf.data --no-children --percent-limit 1 --stdio | grep -E '^ +[0-9]'
+
 .PHONY: format
 format: venv ## Format Rust and Python code
 	cargo fmt --all

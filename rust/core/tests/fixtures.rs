@@ -134,3 +134,43 @@ fn ollama_ndjson() {
         assert_eq!((cut_lines, unterminated), (lines, true));
     }
 }
+
+/// Every recorded body (tests/fixtures/wire and the 85 real recordings in tests/fixtures/realworld)
+/// decoded by its dialect. In this debug build each chunk the fast walk reads is parsed by serde
+/// too and the two must agree (`dialect::walk`); errors are the recordings' own and allowed.
+#[test]
+fn every_recording_decodes_the_same_by_walk_and_by_serde() {
+    use msgwire_core::assemble::BuilderOptions;
+    use msgwire_core::{DialectName, Limits, StreamDecoder};
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut decoded = 0;
+    for set in ["wire", "realworld"] {
+        for folder in std::fs::read_dir(root.join(set)).expect("fixtures").flatten() {
+            let name = folder.file_name().to_string_lossy().into_owned();
+            let dialect = match name.as_str() {
+                "openai" | "openai-compat" => DialectName::OpenAi,
+                "openai-responses" => DialectName::OpenAiResponses,
+                "anthropic" => DialectName::Anthropic,
+                "gemini" => DialectName::Gemini,
+                "ollama" => DialectName::Ollama,
+                _ => continue,
+            };
+            for file in std::fs::read_dir(folder.path()).expect("folder").flatten() {
+                let body = std::fs::read(file.path()).expect("recording");
+                let options = BuilderOptions {
+                    id: "m".into(),
+                    timestamp: "2026-01-01T00:00:00Z".into(),
+                    provider: dialect.provider().into(),
+                    record_events: true,
+                    partial_args: true,
+                    limits: Limits::default(),
+                };
+                let mut stream = StreamDecoder::new(dialect, options);
+                let _ = stream.feed(&body).and_then(|()| stream.finish());
+                decoded += 1;
+            }
+        }
+    }
+    assert!(decoded > 90, "{decoded} recordings");
+}

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
@@ -53,7 +54,7 @@ pub struct Anthropic {
     stopped: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Payload<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -68,7 +69,7 @@ struct Payload<'a> {
     error: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct StartMessage<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -77,7 +78,7 @@ struct StartMessage<'a> {
     usage: Option<AnthropicUsage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct BlockStart<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -100,7 +101,7 @@ struct BlockStart<'a> {
     citations: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct PayloadDelta<'a> {
     #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
@@ -118,7 +119,7 @@ struct PayloadDelta<'a> {
     citation: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct AnthropicUsage {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
@@ -127,14 +128,62 @@ struct AnthropicUsage {
     output_tokens_details: Option<OutputDetails>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct OutputDetails {
     thinking_tokens: Option<u64>,
 }
 
+// --- the fast walk of the per-token events (anything else is serde's: see `walk`) ---
+
+fn walk_payload(data: &str) -> Option<Payload<'_>> {
+    let mut walk = Walk::new(data);
+    let (mut kind, mut index, mut delta) = (None, None, None);
+    let present =
+        walk.object(&["type", "index", "delta", "message", "content_block", "usage", "error"], |w, key| {
+            match key {
+                0 => kind = w.str()?,
+                1 => index = w.u64()?.map(usize::try_from).transpose().ok()?,
+                2 => delta = walk_delta(w)?,
+                _ => w.null()?, // the once-per-stream parts: serde reads them
+            }
+            Some(())
+        })?;
+    walk.finish()?;
+    let kind = kind.filter(|_| present)?;
+    Some(Payload { kind, index, message: None, content_block: None, delta, usage: None, error: None })
+}
+
+#[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
+fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<PayloadDelta<'a>>> {
+    let mut delta = PayloadDelta {
+        kind: None,
+        text: None,
+        partial_json: None,
+        thinking: None,
+        signature: None,
+        stop_reason: None,
+        citation: None,
+    };
+    let keys = ["type", "text", "partial_json", "thinking", "signature", "stop_reason", "citation"];
+    let present = w.object(&keys, |w, key| {
+        let field = match key {
+            0 => &mut delta.kind,
+            1 => &mut delta.text,
+            2 => &mut delta.partial_json,
+            3 => &mut delta.thinking,
+            4 => &mut delta.signature,
+            5 => &mut delta.stop_reason,
+            _ => return w.null(),
+        };
+        *field = w.str()?;
+        Some(())
+    })?;
+    Some(present.then_some(delta))
+}
+
 impl Dialect for Anthropic {
     fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
-        let payload: Payload<'_> = parse(data, builder)?;
+        let payload = walk_or_parse(data, walk_payload, builder)?;
         match payload.kind.as_ref() {
             "message_start" => {
                 if let Some(message) = payload.message {
@@ -371,6 +420,33 @@ fn map_stop_reason(reason: &str) -> StopReason {
 
 #[cfg(test)]
 mod tests {
+    use super::{Payload, walk_payload};
+
+    /// The walk reads the per-token events, and on every odd one either agrees with serde or
+    /// leaves the payload to serde: never a different reading, never an accepted error.
+    #[test]
+    fn the_walk_agrees_with_serde_or_steps_aside() {
+        let usual = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"b"}}"#;
+        assert!(walk_payload(usual).is_some(), "the usual shape is walked");
+        for payload in [
+            usual,
+            r#"{"type":"ping"}"#,
+            r#"{"index":0}"#, // no type: serde's error
+            r#"{"type":null}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"content_block_delta","index":18446744073709551615,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{"a":1}}}"#,
+            r#"{"type":"x","delta":{"type":"t","type":"u"}}"#,
+            r#"{"type":"x","delta":null,"message":null}"#,
+        ] {
+            let parsed = serde_json::from_str::<Payload<'_>>(payload);
+            if let Some(walked) = walk_payload(payload) {
+                let parsed = parsed.unwrap_or_else(|e| panic!("the walk accepted {payload}, serde: {e}"));
+                assert_eq!(format!("{walked:?}"), format!("{parsed:?}"), "{payload}");
+            }
+        }
+    }
+
     use crate::assemble::BuilderOptions;
     use crate::canonical::{Block, TextBlock};
     use crate::{DialectName, Limits, StreamDecoder};

@@ -10,6 +10,7 @@ mod gemini;
 mod ollama;
 mod openai_chat;
 mod openai_responses;
+mod walk;
 
 use std::borrow::Cow;
 use std::fmt;

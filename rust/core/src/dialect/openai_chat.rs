@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, TextOrParts, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
@@ -34,7 +35,7 @@ pub struct OpenAiChat {
     other_choices_seen: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Chunk<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -47,7 +48,7 @@ struct Chunk<'a> {
     error: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Choice<'a> {
     index: Option<u64>,
     #[serde(borrow)]
@@ -56,7 +57,7 @@ struct Choice<'a> {
     finish_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Delta<'a> {
     /// A string, or (Mistral's Magistral) an array of typed parts.
     #[serde(borrow)]
@@ -79,7 +80,7 @@ struct Delta<'a> {
     function_call: Option<FunctionDelta<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct ReasoningDetail<'a> {
     #[serde(borrow, rename = "type")]
     kind: Option<Cow<'a, str>>,
@@ -91,7 +92,7 @@ struct ReasoningDetail<'a> {
     data: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct ToolCallDelta<'a> {
     index: Option<u64>,
     #[serde(borrow)]
@@ -103,7 +104,7 @@ struct ToolCallDelta<'a> {
     custom: Option<CustomDelta<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct FunctionDelta<'a> {
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
@@ -111,7 +112,7 @@ struct FunctionDelta<'a> {
     arguments: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct CustomDelta<'a> {
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
@@ -119,7 +120,7 @@ struct CustomDelta<'a> {
     input: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Part<'a> {
     #[serde(borrow, rename = "type")]
     kind: Option<Cow<'a, str>>,
@@ -130,7 +131,7 @@ struct Part<'a> {
     thinking: Option<TextOrParts<'a, Part<'a>>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 struct ChatUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
@@ -140,19 +141,139 @@ struct ChatUsage {
     prompt_cache_hit_tokens: Option<u64>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 struct PromptDetails {
     cached_tokens: Option<u64>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 struct CompletionDetails {
     reasoning_tokens: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct XGroq {
     usage: Option<ChatUsage>,
+}
+
+// --- the fast walk of a chunk's usual shape (anything else is serde's: see `walk`) ---
+
+fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
+    let mut walk = Walk::new(data);
+    let mut chunk = Chunk { id: None, model: None, choices: None, usage: None, x_groq: None, error: None };
+    let present = walk.object(&["id", "model", "choices", "usage", "x_groq", "error"], |w, key| {
+        match key {
+            0 => chunk.id = w.str()?,
+            1 => chunk.model = w.str()?,
+            2 => chunk.choices = w.array(walk_choice)?,
+            3 => chunk.usage = walk_usage(w)?,
+            _ => w.null()?, // `x_groq`, `error`: serde reads them
+        }
+        Some(())
+    })?;
+    walk.finish()?;
+    present.then_some(chunk)
+}
+
+fn walk_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
+    let mut choice = Choice { index: None, delta: None, finish_reason: None };
+    let present = w.object(&["index", "delta", "finish_reason"], |w, key| {
+        match key {
+            0 => choice.index = w.u64()?,
+            1 => choice.delta = walk_delta(w)?,
+            _ => choice.finish_reason = w.str()?,
+        }
+        Some(())
+    })?;
+    present.then_some(choice)
+}
+
+#[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
+fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<Delta<'a>>> {
+    let mut delta = Delta {
+        content: None,
+        refusal: None,
+        reasoning_content: None,
+        reasoning: None,
+        reasoning_details: None,
+        tool_calls: None,
+        function_call: None,
+    };
+    let keys =
+        ["content", "refusal", "reasoning_content", "reasoning", "tool_calls", "reasoning_details", "function_call"];
+    let present = w.object(&keys, |w, key| {
+        match key {
+            0 => delta.content = w.str()?.map(TextOrParts::Text),
+            1 => delta.refusal = w.str()?,
+            2 => delta.reasoning_content = w.str()?,
+            3 => delta.reasoning = w.str()?,
+            4 => delta.tool_calls = w.array(walk_tool_call)?,
+            _ => w.null()?,
+        }
+        Some(())
+    })?;
+    Some(present.then_some(delta))
+}
+
+fn walk_tool_call<'a>(w: &mut Walk<'a>) -> Option<ToolCallDelta<'a>> {
+    let mut call = ToolCallDelta { index: None, id: None, function: None, custom: None };
+    let present = w.object(&["index", "id", "function", "custom"], |w, key| {
+        match key {
+            0 => call.index = w.u64()?,
+            1 => call.id = w.str()?,
+            2 => {
+                let mut function = FunctionDelta { name: None, arguments: None };
+                let present = w.object(&["name", "arguments"], |w, key| {
+                    match key {
+                        0 => function.name = w.str()?,
+                        _ => function.arguments = w.str()?,
+                    }
+                    Some(())
+                })?;
+                call.function = present.then_some(function);
+            }
+            _ => w.null()?,
+        }
+        Some(())
+    })?;
+    present.then_some(call)
+}
+
+#[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
+fn walk_usage(w: &mut Walk<'_>) -> Option<Option<ChatUsage>> {
+    let mut usage = ChatUsage::default();
+    let keys = [
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_cache_hit_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+    ];
+    let present = w.object(&keys, |w, key| {
+        match key {
+            0 => usage.prompt_tokens = w.u64()?,
+            1 => usage.completion_tokens = w.u64()?,
+            2 => usage.prompt_cache_hit_tokens = w.u64()?,
+            3 => {
+                let mut details = PromptDetails::default();
+                let present = w.object(&["cached_tokens"], |w, _| {
+                    details.cached_tokens = w.u64()?;
+                    Some(())
+                })?;
+                usage.prompt_tokens_details = present.then_some(details);
+            }
+            _ => {
+                let mut details = CompletionDetails::default();
+                let present = w.object(&["reasoning_tokens"], |w, _| {
+                    details.reasoning_tokens = w.u64()?;
+                    Some(())
+                })?;
+                usage.completion_tokens_details = present.then_some(details);
+            }
+        }
+        Some(())
+    })?;
+    Some(present.then_some(usage))
 }
 
 impl ChatUsage {
@@ -183,7 +304,7 @@ impl Dialect for OpenAiChat {
             let body: serde_json::Value = parse(payload, builder)?;
             return Err(provider_error(body.get("error").unwrap_or(&body), builder));
         }
-        let chunk: Chunk<'_> = parse(payload, builder)?;
+        let chunk = walk_or_parse(payload, walk_chunk, builder)?;
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             // The usage sent with the error (OpenRouter does) was billed: the partial message keeps it.
             if let Some(usage) = chunk.usage.as_ref().or(chunk.x_groq.as_ref().and_then(|x| x.usage.as_ref())) {
@@ -196,7 +317,7 @@ impl Dialect for OpenAiChat {
         if [&chunk.id, &chunk.model].iter().any(|s| s.as_deref().is_some_and(|s| !s.is_empty())) {
             builder.start(chunk.id.as_deref(), chunk.model.as_deref());
         }
-        for choice in chunk.choices.unwrap_or_default() {
+        for choice in chunk.choices.iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
                 if !self.other_choices_seen {
                     self.other_choices_seen = true;
@@ -204,11 +325,11 @@ impl Dialect for OpenAiChat {
                 }
                 continue;
             }
-            if let Some(delta) = choice.delta {
+            if let Some(delta) = &choice.delta {
                 self.delta(delta, payload, builder)?;
             }
-            if let Some(reason) = choice.finish_reason {
-                self.finish(&reason, builder);
+            if let Some(reason) = &choice.finish_reason {
+                self.finish(reason, builder);
             }
         }
         let usage = chunk.usage.or_else(|| chunk.x_groq.and_then(|x| x.usage));
@@ -231,7 +352,7 @@ impl Dialect for OpenAiChat {
 
 impl OpenAiChat {
     /// `payload`: the event's data (a call without an id gets one derived from it).
-    fn delta(&mut self, delta: Delta<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
+    fn delta(&mut self, delta: &Delta<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
         let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());
         if let Some(text) = reasoning {
             builder.thinking(text);
@@ -239,22 +360,22 @@ impl OpenAiChat {
         for detail in delta.reasoning_details.iter().flatten() {
             Self::reasoning_detail(detail, reasoning.is_none(), builder);
         }
-        if let Some(content) = delta.content {
+        if let Some(content) = &delta.content {
             Self::content(content, builder);
         }
         if let Some(refusal) = delta.refusal.as_deref().filter(|r| !r.is_empty()) {
             self.refusal = true;
             builder.text(refusal);
         }
-        for call in delta.tool_calls.into_iter().flatten() {
-            let (name, arguments) = match (call.function, call.custom) {
-                (Some(f), _) => (f.name, f.arguments),
-                (None, Some(c)) => (c.name, c.input),
-                (None, None) => (None, None),
+        for call in delta.tool_calls.iter().flatten() {
+            let (name, arguments) = match (&call.function, &call.custom) {
+                (Some(f), _) => (&f.name, &f.arguments),
+                (None, Some(c)) => (&c.name, &c.input),
+                (None, None) => (&None, &None),
             };
             self.tool_call(call.index, call.id.as_deref(), name.as_deref(), arguments.as_deref(), builder)?;
         }
-        if let Some(function) = delta.function_call {
+        if let Some(function) = &delta.function_call {
             // The deprecated `function_call` never has an id: the call gets one (as Gemini's and
             // Ollama's do), or a tool result could not answer it.
             let id = match self.calls.iter().rposition(|c| c.index == Some(0)) {
@@ -285,9 +406,9 @@ impl OpenAiChat {
         }
     }
 
-    fn content(content: TextOrParts<'_, Part<'_>>, builder: &mut Builder) {
+    fn content(content: &TextOrParts<'_, Part<'_>>, builder: &mut Builder) {
         let parts = match content {
-            TextOrParts::Text(text) => return builder.text(&text),
+            TextOrParts::Text(text) => return builder.text(text),
             TextOrParts::Parts(parts) => parts,
         };
         for part in parts {
@@ -295,8 +416,8 @@ impl OpenAiChat {
                 builder.text(part.text.as_deref().unwrap_or(""));
                 continue;
             }
-            match part.thinking {
-                Some(TextOrParts::Text(text)) => builder.thinking(&text),
+            match &part.thinking {
+                Some(TextOrParts::Text(text)) => builder.thinking(text),
                 Some(TextOrParts::Parts(inner)) => {
                     for text in inner.iter().filter_map(|p| p.text.as_deref()) {
                         builder.thinking(text);
@@ -387,5 +508,56 @@ impl OpenAiChat {
             _ => StopReason::Unknown,
         };
         builder.finish(stop, Some(reason));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk reads the usual shape, and on every odd one either agrees with serde or leaves
+    /// the chunk to serde (`None`): never a different reading, never an accepted error.
+    #[test]
+    fn the_walk_agrees_with_serde_or_steps_aside() {
+        let usual = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","usage":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"h\u00e9\n","refusal":null,"tool_calls":[{"index":0,"id":"call","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"logprobs":null,"finish_reason":null}],"obfuscation":"x"}"#;
+        let walked = walk_chunk(usual).expect("the usual shape is walked");
+        let parsed: Chunk<'_> = serde_json::from_str(usual).expect("JSON");
+        assert_eq!(format!("{walked:?}"), format!("{parsed:?}"));
+        let odd = [
+            r#"{"id":"a","id":"b"}"#,                            // duplicate field: serde's error
+            r#"{"\u0069d":"a"}"#,                                // escaped key
+            r#"{"choices":[{"index":1.0}]}"#,                    // a float index
+            r#"{"choices":[{"index":-1}]}"#,                     // a negative index
+            r#"{"choices":[{"index":18446744073709551616}]}"#,   // beyond u64
+            r#"{"choices":[{"index":01}]}"#,                     // a leading zero
+            r#"{"created":1.5e+3,"x":-0.0,"y":true,"z":false}"#, // skipped numbers and literals
+            r#"{"created":1.e3}"#,                               // a bad number
+            r#"{"created":-}"#,
+            r#"{"obfuscation":"a\u0000b","s":"\ud800"}"#, // escapes in skipped strings
+            "{\"obfuscation\":\"a\u{1}b\"}",              // a raw control character
+            r#"{"model":"\ud83d\ude00","id":"\ud800"}"#,  // surrogates, one lone
+            r#"{"choices":[{"delta":{"content":["a"]}}]}"#, // content parts: serde's
+            r#"{"choices":[{"delta":["x"]}]}"#,           // a struct as a sequence
+            r#"{"choices":[null]}"#,
+            r#"{"choices":{}}"#,
+            r#"{"usage":{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":2,"audio_tokens":0}}}"#,
+            r#"{"prompt_filter_results":[{"a":1}]}"#, // an unknown key holding an array
+            r#"{"error":null,"x_groq":null}"#,
+            r#"{"error":{"message":"m"}}"#,
+            "{} x",
+            " { } ",
+            r#"{"id":"a",}"#,
+            r#"{"id" "a"}"#,
+            "null",
+            "[]",
+        ];
+        for chunk in odd {
+            let parsed = serde_json::from_str::<Chunk<'_>>(chunk);
+            if let Some(walked) = walk_chunk(chunk) {
+                let parsed = parsed.unwrap_or_else(|e| panic!("the walk accepted {chunk}, serde: {e}"));
+                assert_eq!(format!("{walked:?}"), format!("{parsed:?}"), "{chunk}");
+            }
+        }
+        assert!(walk_chunk(odd[16]).is_some(), "usage with details is walked");
     }
 }

@@ -71,14 +71,23 @@ struct Depth {
 impl Depth {
     /// Read `fragment`; an error when an array or object opens deeper than `max_depth`.
     fn feed(&mut self, fragment: &[u8], max_depth: usize) -> Result<(), ErrorKind> {
-        for &byte in fragment {
+        let mut at = 0;
+        while let Some(&byte) = fragment.get(at) {
+            at += 1;
             if self.in_string {
-                match byte {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
+                if self.escaped {
+                    self.escaped = false;
+                    continue;
                 }
+                // string text is most of a call's arguments: skip to its next quote or backslash
+                at -= 1;
+                at += memchr::memchr2(b'"', b'\\', &fragment[at..]).unwrap_or(fragment.len() - at);
+                match fragment.get(at) {
+                    Some(b'\\') => self.escaped = true,
+                    Some(_) => self.in_string = false,
+                    None => {}
+                }
+                at += 1;
                 continue;
             }
             match byte {

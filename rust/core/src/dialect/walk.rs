@@ -26,6 +26,10 @@ use serde::Deserialize;
 use crate::assemble::Builder;
 use crate::error::Error;
 
+/// A chunk at least this long (a whole response body, not a stream's few hundred bytes)
+/// scans its strings with memchr: slower on short strings, much faster on long ones.
+const LONG: usize = 4096;
+
 /// A walk over one chunk; `None` from any method means "take the serde path".
 pub(crate) struct Walk<'a> {
     data: &'a str,
@@ -113,15 +117,10 @@ impl<'a> Walk<'a> {
     pub(crate) fn str(&mut self) -> Option<Option<Cow<'a, str>>> {
         match self.peek()? {
             b'n' => self.literal("null").map(|()| None),
-            b'"' => {
-                let (start, text, escaped) = self.string()?;
-                if !escaped {
-                    return Some(Some(Cow::Borrowed(text)));
-                }
-                // serde's own unescaping, on the string alone: the same rules and results
-                let quoted = &self.data[start - 1..self.at];
-                serde_json::from_str::<String>(quoted).ok().map(|s| Some(Cow::Owned(s)))
-            }
+            b'"' => match self.plain_string()? {
+                Some(text) => Some(Some(Cow::Borrowed(text))),
+                None => self.with_serde::<String>().map(|text| Some(Cow::Owned(text))),
+            },
             _ => None,
         }
     }
@@ -151,19 +150,23 @@ impl<'a> Walk<'a> {
         self.literal("null")
     }
 
-    /// Skip a string, number, boolean or `null`; an array or object gives `None`.
+    /// Skip a string, number, boolean or `null` (or an empty array or object, as `"annotations":
+    /// []`); anything else gives `None`.
     pub(crate) fn skip_scalar(&mut self) -> Option<()> {
         match self.peek()? {
-            b'"' => {
-                let (start, _, escaped) = self.string()?;
-                // escapes are rare in the fields a walk skips: serde checks them
-                !escaped || self.str_is_valid(start)
-            }
-            .then_some(()),
+            b'"' => match self.plain_string()? {
+                Some(_) => Some(()),
+                None => self.with_serde::<serde::de::IgnoredAny>().map(|_| ()),
+            },
             b'n' => self.literal("null"),
             b't' => self.literal("true"),
             b'f' => self.literal("false"),
             b'-' | b'0'..=b'9' => self.skip_number(),
+            open @ (b'[' | b'{') => {
+                self.at += 1;
+                let close = if open == b'[' { b']' } else { b'}' };
+                (self.peek()? == close).then(|| self.at += 1)
+            }
             _ => None,
         }
     }
@@ -195,41 +198,55 @@ impl<'a> Walk<'a> {
         if self.peek()? != b'"' {
             return None;
         }
-        let (_, key, escaped) = self.string()?;
-        if escaped || self.peek()? != b':' {
+        let key = self.plain_string()??;
+        if self.peek()? != b':' {
             return None;
         }
         self.at += 1;
         Some(key)
     }
 
-    /// The string at the cursor (on its quote): its raw text between the quotes and whether it
-    /// has escapes. A control character, which JSON forbids in strings, gives `None`.
-    fn string(&mut self) -> Option<(usize, &'a str, bool)> {
+    /// The string at the cursor (on its quote) when it has no escape: its text, the cursor after
+    /// it. `Some(None)` at the first backslash, the cursor left on the quote for serde. A control
+    /// character, which JSON forbids in strings, gives `None`.
+    fn plain_string(&mut self) -> Option<Option<&'a str>> {
         let bytes = self.data.as_bytes();
         let start = self.at + 1;
-        let mut at = start;
-        let mut escaped = false;
+        // a byte loop is the fastest on a stream chunk's few-byte strings; a large body's long
+        // ones are skipped by memchr first
+        let mut end = if self.data.len() < LONG { start } else { Self::scan_long(bytes, start)? };
         loop {
-            match *bytes.get(at)? {
+            match *bytes.get(end)? {
                 b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    at += 2; // the escaped byte is never the closing quote
-                }
-                b if b < 0x20 => return None,
-                _ => at += 1,
+                b'\\' => return Some(None),
+                b if b < 0x20 => return None, // a control character
+                _ => end += 1,
             }
         }
-        self.at = at + 1;
-        // the quotes and backslashes are ASCII, so the slice is on character boundaries
-        Some((start, self.data.get(start..at)?, escaped))
+        self.at = end + 1;
+        // the quotes are ASCII, so the slice is on character boundaries
+        Some(Some(self.data.get(start..end)?))
     }
 
-    /// The string whose text starts at `start` and was just read (escapes and all), checked by
-    /// serde: the same rules for escapes and surrogates as the serde path.
-    fn str_is_valid(&self, start: usize) -> bool {
-        serde_json::from_str::<serde::de::IgnoredAny>(&self.data[start - 1..self.at]).is_ok()
+    /// The first quote, backslash or control character from `at` in a large body's long
+    /// strings: memchr to the quote or backslash, then a branch-free pass for control
+    /// characters that the compiler vectorises.
+    #[allow(clippy::needless_bitwise_bool)] // `|`, not `||`: branch-free on purpose
+    fn scan_long(bytes: &[u8], at: usize) -> Option<usize> {
+        let end = at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        if bytes[at..end].iter().fold(false, |control, b| control | (*b < 0x20)) {
+            return bytes[at..end].iter().position(|b| *b < 0x20).map(|control| at + control);
+        }
+        Some(end)
+    }
+
+    /// The value at the cursor read by serde (escaped strings: serde's own unescaping and
+    /// surrogate rules, in one pass), the cursor after it.
+    fn with_serde<T: serde::de::DeserializeOwned>(&mut self) -> Option<T> {
+        let mut values = serde_json::Deserializer::from_str(&self.data[self.at..]).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        self.at += values.byte_offset();
+        Some(value)
     }
 
     /// After a number's integer digits: a fraction or exponent follows (not a `u64`).

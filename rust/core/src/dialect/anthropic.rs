@@ -60,13 +60,14 @@ struct Payload<'a> {
     kind: Cow<'a, str>,
     index: Option<usize>,
     #[serde(borrow)]
-    message: Option<StartMessage<'a>>,
+    // once per stream and large: boxed, so the payload of every delta stays small
+    message: Option<Box<StartMessage<'a>>>,
     #[serde(borrow)]
     content_block: Option<&'a RawValue>,
     #[serde(borrow)]
     delta: Option<PayloadDelta<'a>>,
-    usage: Option<AnthropicUsage>,
-    error: Option<serde_json::Value>,
+    usage: Option<Box<AnthropicUsage>>,
+    error: Option<Box<serde_json::Value>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -224,7 +225,7 @@ impl Dialect for Anthropic {
             }
             "message_stop" => self.stopped = true,
             "error" => {
-                let error = payload.error.unwrap_or(serde_json::Value::Null);
+                let error = payload.error.map_or(serde_json::Value::Null, |e| *e);
                 return Err(provider_error(&error, builder));
             }
             _ => {} // `ping` and event types newer than this code

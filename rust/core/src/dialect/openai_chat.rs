@@ -44,8 +44,9 @@ struct Chunk<'a> {
     #[serde(borrow)]
     choices: Option<Vec<Choice<'a>>>,
     usage: Option<ChatUsage>,
-    x_groq: Option<XGroq>,
-    error: Option<serde_json::Value>,
+    // rare and large: boxed, so the chunk moved on every delta stays small
+    x_groq: Option<Box<XGroq>>,
+    error: Option<Box<serde_json::Value>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -77,7 +78,7 @@ struct Delta<'a> {
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
     /// The deprecated single `function_call` (no index, no id).
     #[serde(borrow)]
-    function_call: Option<FunctionDelta<'a>>,
+    function_call: Option<Box<FunctionDelta<'a>>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -101,7 +102,7 @@ struct ToolCallDelta<'a> {
     function: Option<FunctionDelta<'a>>,
     /// `type: "custom"` tools: free-form `input` instead of JSON `arguments`.
     #[serde(borrow)]
-    custom: Option<CustomDelta<'a>>,
+    custom: Option<Box<CustomDelta<'a>>>,
 }
 
 #[derive(Deserialize, Debug)]

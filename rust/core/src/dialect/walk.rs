@@ -30,6 +30,20 @@ use crate::error::Error;
 /// scans its strings with memchr: slower on short strings, much faster on long ones.
 const LONG: usize = 4096;
 
+/// The bytes that end a run of plain string text: a quote, a backslash, a control character
+/// (one table load per byte instead of three comparisons).
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        stops[byte] = true;
+        byte += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
 /// A walk over one chunk; `None` from any method means "take the serde path".
 pub(crate) struct Walk<'a> {
     data: &'a str,
@@ -215,13 +229,13 @@ impl<'a> Walk<'a> {
         // a byte loop is the fastest on a stream chunk's few-byte strings; a large body's long
         // ones are skipped by memchr first
         let mut end = if self.data.len() < LONG { start } else { Self::scan_long(bytes, start)? };
-        loop {
-            match *bytes.get(end)? {
-                b'"' => break,
-                b'\\' => return Some(None),
-                b if b < 0x20 => return None, // a control character
-                _ => end += 1,
-            }
+        while !STOPS[usize::from(*bytes.get(end)?)] {
+            end += 1;
+        }
+        match bytes[end] {
+            b'"' => {}
+            b'\\' => return Some(None),
+            _ => return None, // a control character
         }
         self.at = end + 1;
         // the quotes are ASCII, so the slice is on character boundaries

@@ -15,7 +15,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Dialect, parse, provider_error};
+use super::walk::{Walk, walk_or_parse};
+use super::{Dialect, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{Block, Citation, StopReason, Usage};
 use crate::error::Error;
@@ -27,7 +28,7 @@ pub struct Gemini {
     grounding: Option<usize>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 struct Chunk<'a> {
     #[serde(borrow)]
@@ -39,10 +40,11 @@ struct Chunk<'a> {
     response_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     prompt_feedback: Option<PromptFeedback<'a>>,
-    error: Option<serde_json::Value>,
+    // rare and large: boxed, so the chunk moved on every delta stays small
+    error: Option<Box<serde_json::Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 struct Candidate<'a> {
     #[serde(borrow)]
@@ -54,13 +56,13 @@ struct Candidate<'a> {
     grounding_metadata: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Content<'a> {
     #[serde(borrow)]
     parts: Option<Vec<Part<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 struct Part<'a> {
     #[serde(borrow)]
@@ -72,7 +74,7 @@ struct Part<'a> {
     function_call: Option<FunctionCall<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct FunctionCall<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -82,14 +84,14 @@ struct FunctionCall<'a> {
     args: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 struct PromptFeedback<'a> {
     #[serde(borrow)]
     block_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 #[allow(clippy::struct_field_names)] // Gemini's own names
 struct UsageMetadata {
@@ -99,9 +101,93 @@ struct UsageMetadata {
     cached_content_token_count: Option<u64>,
 }
 
+// --- the fast walk of a chunk's usual shape (anything else is serde's: see `walk`) ---
+
+fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
+    let mut walk = Walk::new(data);
+    let mut chunk = Chunk {
+        candidates: None,
+        usage_metadata: None,
+        model_version: None,
+        response_id: None,
+        prompt_feedback: None,
+        error: None,
+    };
+    let keys = ["candidates", "usageMetadata", "modelVersion", "responseId", "promptFeedback", "error"];
+    let present = walk.object(&keys, |w, key| {
+        match key {
+            0 => chunk.candidates = w.array(walk_candidate)?,
+            1 => chunk.usage_metadata = walk_usage(w)?,
+            2 => chunk.model_version = w.str()?,
+            3 => chunk.response_id = w.str()?,
+            _ => w.null()?, // `promptFeedback`, `error`: serde reads them
+        }
+        Some(())
+    })?;
+    walk.finish()?;
+    present.then_some(chunk)
+}
+
+fn walk_candidate<'a>(w: &mut Walk<'a>) -> Option<Candidate<'a>> {
+    let mut candidate = Candidate { content: None, finish_reason: None, index: None, grounding_metadata: None };
+    let present = w.object(&["content", "finishReason", "index", "groundingMetadata"], |w, key| {
+        match key {
+            0 => {
+                let mut parts = None;
+                let present = w.object(&["parts"], |w, _| {
+                    parts = w.array(walk_part)?;
+                    Some(())
+                })?;
+                candidate.content = present.then_some(Content { parts });
+            }
+            1 => candidate.finish_reason = w.str()?,
+            2 => candidate.index = w.u64()?,
+            _ => w.null()?,
+        }
+        Some(())
+    })?;
+    present.then_some(candidate)
+}
+
+fn walk_part<'a>(w: &mut Walk<'a>) -> Option<Part<'a>> {
+    let mut part = Part { text: None, thought: None, thought_signature: None, function_call: None };
+    let present = w.object(&["text", "thought", "thoughtSignature", "functionCall"], |w, key| {
+        match key {
+            0 => part.text = w.str()?,
+            1 => part.thought = w.bool()?,
+            2 => part.thought_signature = w.str()?,
+            _ => w.null()?,
+        }
+        Some(())
+    })?;
+    present.then_some(part)
+}
+
+#[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
+fn walk_usage(w: &mut Walk<'_>) -> Option<Option<UsageMetadata>> {
+    let mut usage = UsageMetadata {
+        prompt_token_count: None,
+        candidates_token_count: None,
+        thoughts_token_count: None,
+        cached_content_token_count: None,
+    };
+    let keys = ["promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount"];
+    let present = w.object(&keys, |w, key| {
+        let count = w.u64()?;
+        match key {
+            0 => usage.prompt_token_count = count,
+            1 => usage.candidates_token_count = count,
+            2 => usage.thoughts_token_count = count,
+            _ => usage.cached_content_token_count = count,
+        }
+        Some(())
+    })?;
+    Some(present.then_some(usage))
+}
+
 impl Dialect for Gemini {
     fn on_payload(&mut self, _event: &str, data: &str, builder: &mut Builder) -> Result<(), Error> {
-        let chunk: Chunk<'_> = parse(data, builder)?;
+        let chunk = walk_or_parse(data, walk_chunk, builder)?;
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return Err(provider_error(error, builder));
         }

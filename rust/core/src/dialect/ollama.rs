@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Dialect, parse, provider_error};
+use super::walk::{Walk, walk_or_parse};
+use super::{Dialect, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
@@ -19,7 +20,7 @@ pub struct Ollama {
     done: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Line<'a> {
     #[serde(borrow)]
     model: Option<Cow<'a, str>>,
@@ -30,7 +31,8 @@ struct Line<'a> {
     done_reason: Option<Cow<'a, str>>,
     prompt_eval_count: Option<u64>,
     eval_count: Option<u64>,
-    error: Option<serde_json::Value>,
+    // rare and large: boxed, so the line moved on every delta stays small
+    error: Option<Box<serde_json::Value>>,
     /// `/api/generate`: the text delta.
     #[serde(borrow)]
     response: Option<Cow<'a, str>>,
@@ -39,7 +41,7 @@ struct Line<'a> {
     thinking: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct LineMessage<'a> {
     #[serde(borrow)]
     content: Option<Cow<'a, str>>,
@@ -49,7 +51,7 @@ struct LineMessage<'a> {
     tool_calls: Option<Vec<ToolCall<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct ToolCall<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -57,12 +59,58 @@ struct ToolCall<'a> {
     function: Option<Function<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Function<'a> {
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
+}
+
+// --- the fast walk of a line's usual shape (anything else is serde's: see `walk`) ---
+
+fn walk_line(data: &str) -> Option<Line<'_>> {
+    let mut walk = Walk::new(data);
+    let mut line = Line {
+        model: None,
+        message: None,
+        done: None,
+        done_reason: None,
+        prompt_eval_count: None,
+        eval_count: None,
+        error: None,
+        response: None,
+        thinking: None,
+    };
+    let keys =
+        ["model", "message", "done", "done_reason", "prompt_eval_count", "eval_count", "response", "thinking", "error"];
+    let present = walk.object(&keys, |w, key| {
+        match key {
+            0 => line.model = w.str()?,
+            1 => {
+                let mut message = LineMessage { content: None, thinking: None, tool_calls: None };
+                let present = w.object(&["content", "thinking", "tool_calls"], |w, key| {
+                    match key {
+                        0 => message.content = w.str()?,
+                        1 => message.thinking = w.str()?,
+                        _ => w.null()?, // tool calls (their arguments kept raw): serde reads them
+                    }
+                    Some(())
+                })?;
+                line.message = present.then_some(message);
+            }
+            2 => line.done = w.bool()?,
+            3 => line.done_reason = w.str()?,
+            4 => line.prompt_eval_count = w.u64()?,
+            5 => line.eval_count = w.u64()?,
+            6 => line.response = w.str()?,
+            7 => line.thinking = w.str()?,
+            _ => w.null()?,
+        }
+        Some(())
+    })?;
+    walk.finish()?;
+    present.then_some(line)
 }
 
 impl Dialect for Ollama {
@@ -71,7 +119,7 @@ impl Dialect for Ollama {
             builder.diagnostic("data_after_done", "a line after done:true was ignored");
             return Ok(());
         }
-        let line: Line<'_> = parse(data, builder)?;
+        let line = walk_or_parse(data, walk_line, builder)?;
         if let Some(error) = line.error.as_ref().filter(|e| !e.is_null()) {
             return Err(provider_error(error, builder));
         }

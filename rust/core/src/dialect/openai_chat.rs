@@ -543,6 +543,13 @@ mod tests {
             r#"{"choices":{}}"#,
             r#"{"usage":{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":2,"audio_tokens":0}}}"#,
             r#"{"prompt_filter_results":[{"a":1}]}"#, // an unknown key holding an array
+            r#"{"logprobs":{"content":[{"token":"a","bytes":[97],"top":[]}],"x":{}},"id":"a"}"#,
+            r#"{"x":[1,],"id":"a"}"#, // invalid inside a skipped value
+            r#"{"x":{"a" 1}}"#,
+            r#"{"x":{1:2}}"#,
+            r#"{"x":{"\u0061":"\n"},"id":"a"}"#, // escapes inside a skipped value
+            r#"{"x":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]],"id":"a"}"#, // deeper than the walk skips
+            r#"{"x":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]],"id":"a"}"#, // unbalanced
             r#"{"error":null,"x_groq":null}"#,
             r#"{"error":{"message":"m"}}"#,
             "{} x",
@@ -560,5 +567,6 @@ mod tests {
             }
         }
         assert!(walk_chunk(odd[16]).is_some(), "usage with details is walked");
+        assert!(walk_chunk(odd[18]).is_some(), "nested unknown values are skipped");
     }
 }

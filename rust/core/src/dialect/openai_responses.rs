@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
@@ -55,12 +56,13 @@ pub struct OpenAiResponses {
     done: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Payload<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
+    // once per stream and large: boxed, so the payload of every delta stays small
     #[serde(borrow)]
-    response: Option<Response<'a>>,
+    response: Option<Box<Response<'a>>>,
     #[serde(borrow)]
     item: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -79,7 +81,7 @@ struct Payload<'a> {
     annotation: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Response<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
@@ -92,7 +94,7 @@ struct Response<'a> {
     usage: Option<ResponsesUsage>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct Incomplete {
     reason: Option<String>,
 }
@@ -132,7 +134,7 @@ struct SummaryPart<'a> {
     text: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct ResponsesUsage {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
@@ -140,15 +142,65 @@ struct ResponsesUsage {
     output_tokens_details: Option<OutputDetails>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct InputDetails {
     cached_tokens: Option<u64>,
     cache_write_tokens: Option<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 struct OutputDetails {
     reasoning_tokens: Option<u64>,
+}
+
+// --- the fast walk of the per-token events (anything else is serde's: see `walk`) ---
+
+fn walk_payload(data: &str) -> Option<Payload<'_>> {
+    let mut walk = Walk::new(data);
+    let mut payload = Payload {
+        kind: Cow::Borrowed(""),
+        response: None,
+        item: None,
+        item_id: None,
+        output_index: None,
+        content_index: None,
+        delta: None,
+        arguments: None,
+        code: None,
+        message: None,
+        annotation: None,
+    };
+    let mut kind = None;
+    let keys = [
+        "type",
+        "item_id",
+        "output_index",
+        "content_index",
+        "delta",
+        "arguments",
+        "code",
+        "message",
+        "response",
+        "item",
+        "annotation",
+    ];
+    let present = walk.object(&keys, |w, key| {
+        match key {
+            0 => kind = w.str()?,
+            1 => payload.item_id = w.str()?,
+            2 => payload.output_index = w.u64()?,
+            3 => payload.content_index = w.u64()?,
+            4 => payload.delta = w.str()?,
+            5 => payload.arguments = w.str()?,
+            6 => payload.code = w.str()?,
+            7 => payload.message = w.str()?,
+            _ => w.null()?, // `response`, `item`, `annotation`: serde reads them
+        }
+        Some(())
+    })?;
+    walk.finish()?;
+    payload.kind = kind.filter(|_| present)?;
+    Some(payload)
 }
 
 impl Dialect for OpenAiResponses {
@@ -161,7 +213,7 @@ impl Dialect for OpenAiResponses {
             self.done = true;
             return Ok(());
         }
-        let payload: Payload<'_> = parse(data, builder)?;
+        let payload = walk_or_parse(data, walk_payload, builder)?;
         let kind = payload.kind.as_ref();
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {

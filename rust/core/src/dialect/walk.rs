@@ -44,6 +44,9 @@ const STOPS: [bool; 256] = {
     stops
 };
 
+/// How deep a value under an unknown key may nest and still be skipped by the walk.
+const SKIP_DEPTH: u8 = 16;
+
 /// A walk over one chunk; `None` from any method means "take the serde path".
 pub(crate) struct Walk<'a> {
     data: &'a str,
@@ -61,7 +64,7 @@ impl<'a> Walk<'a> {
     }
 
     /// Walk an object (or `null`: `Some(false)`), calling `field` with the index of each key in
-    /// `keys`; a key not in `keys` must hold a scalar, which is skipped. A key seen twice gives
+    /// `keys`; a key not in `keys` is skipped, whatever it holds (nested at most `SKIP_DEPTH`). A key seen twice gives
     /// `None` (serde reports duplicate fields).
     pub(crate) fn object(
         &mut self,
@@ -89,7 +92,7 @@ impl<'a> Walk<'a> {
                     seen |= 1 << index;
                     field(self, index)?;
                 }
-                None => self.skip_scalar()?,
+                None => self.skip_value(SKIP_DEPTH)?,
             }
             match self.peek()? {
                 b',' => self.at += 1,
@@ -159,29 +162,65 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// `true`, `false` or `null` (serde's `Option<bool>`).
+    pub(crate) fn bool(&mut self) -> Option<Option<bool>> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| Some(true)),
+            b'f' => self.literal("false").map(|()| Some(false)),
+            _ => self.literal("null").map(|()| None),
+        }
+    }
+
     /// `null` (`Some`), anything else `None`: for fields the walk leaves to serde unless null.
     pub(crate) fn null(&mut self) -> Option<()> {
         self.literal("null")
     }
 
-    /// Skip a string, number, boolean or `null` (or an empty array or object, as `"annotations":
-    /// []`); anything else gives `None`.
-    pub(crate) fn skip_scalar(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => match self.plain_string()? {
-                Some(_) => Some(()),
-                None => self.with_serde::<serde::de::IgnoredAny>().map(|_| ()),
-            },
-            b'n' => self.literal("null"),
-            b't' => self.literal("true"),
-            b'f' => self.literal("false"),
-            b'-' | b'0'..=b'9' => self.skip_number(),
-            open @ (b'[' | b'{') => {
-                self.at += 1;
-                let close = if open == b'[' { b']' } else { b'}' };
-                (self.peek()? == close).then(|| self.at += 1)
+    /// Skip any value under a key the walk does not read (`logprobs`, `safetyRatings`, ...),
+    /// arrays and objects at most `depth` deep: deeper ones are serde's, whose own recursion
+    /// limit then decides.
+    fn skip_value(&mut self, depth: u8) -> Option<()> {
+        let close = match self.peek()? {
+            b'[' => b']',
+            b'{' => b'}',
+            b'"' => {
+                return match self.plain_string()? {
+                    Some(_) => Some(()),
+                    None => self.with_serde::<serde::de::IgnoredAny>().map(|_| ()),
+                };
             }
-            _ => None,
+            b'n' => return self.literal("null"),
+            b't' => return self.literal("true"),
+            b'f' => return self.literal("false"),
+            b'-' | b'0'..=b'9' => return self.skip_number(),
+            _ => return None,
+        };
+        let depth = depth.checked_sub(1)?;
+        self.at += 1;
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            if close == b'}' {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                self.skip_value(0)?; // the key: a string
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.at += 1;
+            }
+            self.skip_value(depth)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b if b == close => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
         }
     }
 

@@ -27,6 +27,7 @@ from .types import (
     Session,
     UnknownBlock,
     UnknownMessage,
+    _Deferred,
     _Raw,
 )
 
@@ -43,6 +44,8 @@ BLOCK_CLASSES = {cls.__struct_config__.tag: cls for cls in get_args(ContentBlock
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, _Raw):
         return msgspec.Raw(obj.raw)
+    if isinstance(obj, _Deferred):
+        return obj.value()
     raise NotImplementedError(f"msgwire cannot write objects of type {type(obj).__name__}")
 
 

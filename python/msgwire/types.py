@@ -923,7 +923,11 @@ class ToolCallBegin(_Tagged, tag="tool_call_begin", frozen=True, kw_only=True):
 
 class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
-    the stream was asked for partial arguments (``UNSET`` otherwise)."""
+    the stream was asked for partial arguments (``UNSET`` otherwise).
+
+    A stream computes ``parsed`` when it is first read, incrementally from the
+    previous delta's value when deltas are read in order: unchanged parts (finished items of a
+    list, say) are shared between the values of successive deltas, so treat them as read-only."""
 
     if TYPE_CHECKING:
         type: ClassVar[Literal["tool_call_delta"]]
@@ -931,6 +935,44 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     index: int
     fragment: str
     parsed: Any = msgspec.UNSET
+
+
+class _Deferred:
+    """A field value computed when first read: ``ToolCallDelta.parsed`` of a stream. Reading
+    the field gives ``value()``; equality, hashing, ``repr`` and ``msgwire.dumps`` use the value
+    too (plain ``msgspec`` encoding does not know this type: use ``msgwire.dumps``)."""
+
+    __slots__ = ()
+
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self.value() == (other.value() if isinstance(other, _Deferred) else other))
+
+    def __hash__(self) -> int:
+        return hash(self.value())
+
+    def __repr__(self) -> str:
+        return repr(self.value())
+
+
+def _deferred_field(cls: type[msgspec.Struct], name: str) -> None:
+    """Make reading ``cls.name`` resolve a ``_Deferred`` value. msgspec keeps each field in a
+    slot whose descriptor is the class attribute: it is wrapped in a property here, and the
+    encoder, equality and ``__struct_fields__`` still read the slot itself."""
+    slot = cls.__dict__[name]
+
+    def read(self: msgspec.Struct) -> Any:
+        value = slot.__get__(self, cls)
+        return value.value() if isinstance(value, _Deferred) else value
+
+    setattr(cls, name, property(read, doc=slot.__doc__))
+
+
+# The slot of ToolCallDelta.parsed: a stream writes its _Deferred there as it makes the event.
+_parsed_slot = ToolCallDelta.__dict__["parsed"]
+_deferred_field(ToolCallDelta, "parsed")
 
 
 class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):

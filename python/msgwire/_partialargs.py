@@ -1,0 +1,188 @@
+"""``ToolCallDelta.parsed`` of a stream with ``partial_args``: computed when read, incrementally.
+
+The core writes each delta's snapshot as a *mark* (``partial.rs``, ``PartialJson::mark_json``):
+the committed text (the arguments without the whitespace between tokens) since the call's
+previous mark. The texts of a call's marks ``1..k`` joined are the arguments parsed so far at
+delta ``k`` but for what closes them (an open string's quote, the open containers' closers),
+which the reader knows. A delta nobody reads costs one small object.
+
+Read in order (the usual case, whether live or afterwards), one ``_Reader`` per call parses each
+finished value once and keeps the open containers; a value is then the open containers copied
+(shallow, so finished items are shared) around the open string or number: O(new text + width of
+the open containers) per delta. A delta read out of order is read from the start of its text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .types import ToolCallDelta, _Deferred, _parsed_slot
+
+__all__ = ["Marks", "PartialArgs"]
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_LITERALS: dict[str, tuple[int, bool | None]] = {"t": (4, True), "f": (5, False), "n": (4, None)}
+_NOTHING: Any = object()
+
+
+def _number(text: str) -> int | float:
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _string(token: str) -> str:
+    """A complete JSON string token, quotes included."""
+    return token[1:-1] if "\\" not in token else str(json.loads(token))
+
+
+class _Reader:
+    """One call's committed text read so far: finished values parsed once, open containers kept.
+
+    ``frames[i]`` is an open list or dict, ``keys[i]`` the key its open value goes under (dicts);
+    ``rest`` is the text not consumed yet (an open string or a number that may still grow)."""
+
+    __slots__ = ("frames", "keys", "marks", "rest", "root")
+
+    def __init__(self) -> None:
+        self.frames: list[Any] = []
+        self.keys: list[str | None] = []
+        self.rest = ""
+        self.root: Any = _NOTHING
+        self.marks = 0  # marks consumed
+
+    def _place(self, value: Any) -> None:
+        if not self.frames:
+            self.root = value
+            return
+        top = self.frames[-1]
+        if top.__class__ is list:
+            top.append(value)
+        else:
+            top[self.keys[-1]] = value
+            self.keys[-1] = None
+
+    def read(self, text: str) -> None:
+        """Consume ``text`` (the next committed text, after ``rest``) up to what may still grow."""
+        buf = self.rest + text if self.rest else text
+        frames, keys, place = self.frames, self.keys, self._place
+        i, end = 0, len(buf)
+        while i < end:
+            c = buf[i]
+            if c == '"':
+                match = _STRING.match(buf, i)
+                if match is None:
+                    break  # an open string: its value is the snapshot's
+                value = _string(match.group())
+                i = match.end()
+                if frames and frames[-1].__class__ is dict and keys[-1] is None:
+                    keys[-1] = value
+                    i += 1  # the colon (no whitespace in committed text)
+                else:
+                    place(value)
+            elif c == "[" or c == "{":
+                frames.append([] if c == "[" else {})
+                keys.append(None)
+                i += 1
+            elif c == "]" or c == "}":
+                keys.pop()
+                place(frames.pop())
+                i += 1
+            elif c == ",":
+                i += 1
+            elif c in _LITERALS:  # whole: a snapshot never ends inside one
+                size, literal = _LITERALS[c]
+                place(literal)
+                i += size
+            else:
+                match = _NUMBER.match(buf, i)
+                if match is None or match.end() == end:
+                    break  # a number is final only once something follows it
+                place(_number(match.group()))
+                i = match.end()
+        self.rest = buf[i:]
+
+    def value(self) -> Any:
+        """The value read so far: the open containers, copied, around the open string or number."""
+        rest = self.rest
+        if not rest:
+            child = _NOTHING
+        elif rest[0] == '"':
+            child = rest[1:] if "\\" not in rest else str(json.loads(rest + '"'))
+        else:
+            child = _number(rest)
+        frames, keys = self.frames, self.keys
+        for depth in range(len(frames) - 1, -1, -1):
+            copy = frames[depth].copy()
+            if child is not _NOTHING:
+                if copy.__class__ is list:
+                    copy.append(child)
+                else:
+                    copy[keys[depth]] = child
+            child = copy
+        return self.root if child is _NOTHING else child
+
+
+class _Call:
+    """One tool call's marks; ``PartialArgs`` of its deltas point here."""
+
+    __slots__ = ("pieces", "reader")
+
+    def __init__(self, first: str) -> None:
+        self.pieces = [first]
+        self.reader = _Reader()
+
+    def value_at(self, count: int) -> Any:
+        """The value after the first ``count`` marks."""
+        reader = self.reader
+        if reader.marks > count:  # read out of order: read that snapshot from the start
+            reader = _Reader()
+        if reader.marks < count:
+            reader.read("".join(self.pieces[reader.marks : count]))
+            reader.marks = count
+        return reader.value()
+
+
+class PartialArgs(_Deferred):
+    """The arguments parsed so far at one delta, computed on first read and kept."""
+
+    __slots__ = ("_call", "_count", "_value")
+
+    def __init__(self, call: _Call, count: int) -> None:
+        self._call = call
+        self._count = count
+        self._value: Any = _NOTHING
+
+    def value(self) -> Any:
+        value = self._value
+        if value is _NOTHING:
+            value = self._value = self._call.value_at(self._count)
+        return value
+
+
+class Marks:
+    """A stream's calls: turns the marks the core writes into ``PartialArgs``."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _Call] = {}
+
+    def attach(self, events: list[Any]) -> None:
+        """Replace the mark in ``parsed`` of every ``ToolCallDelta`` of ``events``: a string,
+        the text since the call's previous mark, or that string in a list for its first mark."""
+        calls, deferred, load, store = self._calls, PartialArgs, _parsed_slot.__get__, _parsed_slot.__set__
+        for event in events:
+            if event.__class__ is ToolCallDelta:
+                mark = load(event)
+                if mark.__class__ is str:
+                    call = calls[event.index]
+                    pieces = call.pieces
+                    pieces.append(mark)
+                elif mark.__class__ is list:
+                    call = calls[event.index] = _Call(mark[0])
+                    pieces = call.pieces
+                else:
+                    continue
+                store(event, deferred(call, len(pieces)))

@@ -15,7 +15,9 @@ the open containers) per delta. A delta read out of order is read from the start
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .types import ToolCallDelta, _Deferred, _parsed_slot
@@ -23,9 +25,10 @@ from .types import ToolCallDelta, _Deferred, _parsed_slot
 __all__ = ["Marks", "PartialArgs"]
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_LITERALS: dict[str, tuple[int, bool | None]] = {"t": (4, True), "f": (5, False), "n": (4, None)}
+_WHOLE = frozenset("[{tfn")  # containers and literals that scan are whole; a number may grow
 _NOTHING: Any = object()
+# The json module's C scanner: (value, end) of the whole JSON value at an index.
+_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types the C scanner oddly
 
 
 def _number(text: str) -> int | float:
@@ -64,43 +67,47 @@ class _Reader:
             self.keys[-1] = None
 
     def read(self, text: str) -> None:
-        """Consume ``text`` (the next committed text, after ``rest``) up to what may still grow."""
+        """Consume ``text`` (the next committed text, after ``rest``) up to what may still grow.
+
+        A value that is whole in the text is parsed by the json module's C scanner in one call;
+        only containers still open are descended into (kept as frames)."""
         buf = self.rest + text if self.rest else text
         frames, keys, place = self.frames, self.keys, self._place
         i, end = 0, len(buf)
         while i < end:
             c = buf[i]
-            if c == '"':
-                match = _STRING.match(buf, i)
-                if match is None:
-                    break  # an open string: its value is the snapshot's
-                value = _string(match.group())
-                i = match.end()
-                if frames and frames[-1].__class__ is dict and keys[-1] is None:
-                    keys[-1] = value
-                    i += 1  # the colon (no whitespace in committed text)
-                else:
-                    place(value)
-            elif c == "[" or c == "{":
-                frames.append([] if c == "[" else {})
-                keys.append(None)
+            if c == ",":
                 i += 1
             elif c == "]" or c == "}":
                 keys.pop()
                 place(frames.pop())
                 i += 1
-            elif c == ",":
-                i += 1
-            elif c in _LITERALS:  # whole: a snapshot never ends inside one
-                size, literal = _LITERALS[c]
-                place(literal)
-                i += size
-            else:
-                match = _NUMBER.match(buf, i)
-                if match is None or match.end() == end:
-                    break  # a number is final only once something follows it
-                place(_number(match.group()))
+            elif c == '"':
+                match = _STRING.match(buf, i)
+                if match is None:
+                    break  # an open string: its value is the snapshot's
+                value = _string(match.group())
                 i = match.end()
+                if frames and keys[-1] is None and frames[-1].__class__ is dict:
+                    keys[-1] = value  # a key is whole: a snapshot never shows half of one
+                    i += 1  # and its colon (no whitespace in committed text)
+                else:
+                    place(value)
+            else:
+                try:
+                    value, after = _scan(buf, i)
+                except (StopIteration, ValueError):
+                    if c not in "[{":
+                        break  # cannot happen in committed text; stop rather than guess
+                    # an open container (raising costs a little: once per container)
+                    frames.append([] if c == "[" else {})
+                    keys.append(None)
+                    i += 1
+                    continue
+                if after == end and c not in _WHOLE:
+                    break  # a number is final only once something follows it
+                place(value)
+                i = after
         self.rest = buf[i:]
 
     def value(self) -> Any:

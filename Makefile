@@ -103,6 +103,12 @@ demo: build ## The main job: show what msgwire does on the bundled examples
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md
 	MSGWIRE_BENCH_FULL=1 MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
 
+.PHONY: bench-memory
+bench-memory: build ## Peak memory of assemble over a BENCH_MB (100) MB recording and of loads of a session that size
+	$(BIN)/python -m benches.memory --mb $(BENCH_MB)
+
+BENCH_MB ?= 100
+
 .PHONY: format
 format: venv ## Format Rust and Python code
 	cargo fmt --all

@@ -74,6 +74,8 @@ class Decoder:
         """End the stream because its source failed."""
     def message(self) -> bytes:
         """The assembled message so far (canonical JSON)."""
+    def take_message(self) -> bytes:
+        """The assembled message (canonical JSON), moved out: the decoder keeps an empty one."""
     def diagnostics(self) -> bytes:
         """A JSON array of ``{code, message, offset}``."""
     def error(self) -> StreamError | None:

@@ -169,6 +169,11 @@ impl Builder {
         &self.message
     }
 
+    /// The message, moved out (see [`crate::decoder::StreamDecoder::take_message`]).
+    pub fn take_message(&mut self) -> AssistantMessage {
+        std::mem::take(&mut self.message)
+    }
+
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
     }

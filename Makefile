@@ -103,6 +103,22 @@ demo: build ## The main job: show what msgwire does on the bundled examples
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md
 	MSGWIRE_BENCH_FULL=1 MSGWIRE_BENCH_FILES=$${MSGWIRE_BENCH_FILES:-20000} $(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=median,iqr,ops --benchmark-sort=name $(BENCH_ARGS)
 
+# Profile-guided build (as pydantic-core's build-pgo): an instrumented build, the benches' msgwire
+# workloads to profile it, then the optimized build into .venv. rustc's profiles need LLVM 19's
+# llvm-profdata (Debian llvm-19, installed here when missing: not a SYSTEM_PACKAGES need).
+PGO_DIR := $(abspath target/pgo)
+PGO_BENCHES := benches/test_stream.py benches/test_sse.py benches/test_codec.py benches/test_formats.py benches/test_transcode.py
+
+.PHONY: build-pgo
+build-pgo: venv ## Profile-guided release build of the extension into .venv (optional; see benches/README.md)
+	@command -v llvm-profdata-19 >/dev/null || bash scripts/system-packages.sh llvm-19
+	rm -rf $(PGO_DIR)/profiles $(PGO_DIR)/merged.profdata
+	RUSTFLAGS='-Cprofile-generate=$(PGO_DIR)/profiles' CARGO_TARGET_DIR=$(PGO_DIR)/target $(BIN)/maturin develop --release --quiet
+	$(BIN)/python -m pytest --quiet -p no:cacheprovider $(PGO_BENCHES) -k msgwire --benchmark-only \
+		--benchmark-max-time=0.2 --benchmark-min-rounds=3
+	llvm-profdata-19 merge -o $(PGO_DIR)/merged.profdata $(PGO_DIR)/profiles
+	RUSTFLAGS='-Cprofile-use=$(PGO_DIR)/merged.profdata' CARGO_TARGET_DIR=$(PGO_DIR)/target $(BIN)/maturin develop --release --quiet
+
 .PHONY: bench-memory
 bench-memory: build ## Peak memory of assemble over a BENCH_MB (100) MB recording and of loads of a session that size
 	$(BIN)/python -m benches.memory --mb $(BENCH_MB)

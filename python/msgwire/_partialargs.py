@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .types import ToolCallDelta, _Deferred, _parsed_slot
+from . import _core
+from .types import _DEFERRED, ToolCallDelta, _parsed_slot
 
-__all__ = ["Marks", "PartialArgs"]
+__all__ = ["Marks"]
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _WHOLE = frozenset("[{tfn")  # containers and literals that scan are whole; a number may grow
@@ -132,7 +133,7 @@ class _Reader:
 
 
 class _Call:
-    """One tool call's marks; ``PartialArgs`` of its deltas point here."""
+    """One tool call's marks; the ``_core.PartialArgs`` of its deltas point here."""
 
     __slots__ = ("pieces", "reader")
 
@@ -151,23 +152,6 @@ class _Call:
         return reader.value()
 
 
-class PartialArgs(_Deferred):
-    """The arguments parsed so far at one delta, computed on first read and kept."""
-
-    __slots__ = ("_call", "_count", "_value")
-
-    def __init__(self, call: _Call, count: int) -> None:
-        self._call = call
-        self._count = count
-        self._value: Any = _NOTHING
-
-    def value(self) -> Any:
-        value = self._value
-        if value is _NOTHING:
-            value = self._value = self._call.value_at(self._count)
-        return value
-
-
 class Marks:
     """A stream's calls: turns the marks the core writes into ``PartialArgs``."""
 
@@ -178,18 +162,9 @@ class Marks:
 
     def attach(self, events: list[Any]) -> None:
         """Replace the mark in ``parsed`` of every ``ToolCallDelta`` of ``events``: a string,
-        the text since the call's previous mark, or that string in a list for its first mark."""
-        calls, deferred, load, store = self._calls, PartialArgs, _parsed_slot.__get__, _parsed_slot.__set__
-        for event in events:
-            if event.__class__ is ToolCallDelta:
-                mark = load(event)
-                if mark.__class__ is str:
-                    call = calls[event.index]
-                    pieces = call.pieces
-                    pieces.append(mark)
-                elif mark.__class__ is list:
-                    call = calls[event.index] = _Call(mark[0])
-                    pieces = call.pieces
-                else:
-                    continue
-                store(event, deferred(call, len(pieces)))
+        the text since the call's previous mark, or that string in a list for its first mark
+        (in Rust, ``_core.attach_marks``: the same loop without the interpreter's cost)."""
+        _core.attach_marks(events, ToolCallDelta, _parsed_slot, self._calls, _Call)
+
+
+_DEFERRED.add(_core.PartialArgs)

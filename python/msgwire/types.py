@@ -937,40 +937,27 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     parsed: Any = msgspec.UNSET
 
 
-class _Deferred:
-    """A field value computed when first read: ``ToolCallDelta.parsed`` of a stream. Reading
-    the field gives ``value()``; equality, hashing, ``repr`` and ``msgwire.dumps`` use the value
-    too (plain ``msgspec`` encoding does not know this type: use ``msgwire.dumps``)."""
-
-    __slots__ = ()
-
-    def value(self) -> Any:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        return bool(self.value() == (other.value() if isinstance(other, _Deferred) else other))
-
-    def __hash__(self) -> int:
-        return hash(self.value())
-
-    def __repr__(self) -> str:
-        return repr(self.value())
+# The types of values that stand for a field computed when first read (their ``value()``):
+# a stream's partial arguments, ``msgwire._core.PartialArgs`` (registered by ``_partialargs``).
+# Reading the field, ``msgwire.dumps``, equality, hashing and ``repr`` give the value.
+_DEFERRED: set[type] = set()
 
 
 def _deferred_field(cls: type[msgspec.Struct], name: str) -> None:
-    """Make reading ``cls.name`` resolve a ``_Deferred`` value. msgspec keeps each field in a
-    slot whose descriptor is the class attribute: it is wrapped in a property here, and the
-    encoder, equality and ``__struct_fields__`` still read the slot itself."""
+    """Make reading ``cls.name`` resolve a deferred value (``_DEFERRED``). msgspec keeps each
+    field in a slot whose descriptor is the class attribute: it is wrapped in a property here,
+    and the encoder, equality and ``__struct_fields__`` still read the slot itself."""
     slot = cls.__dict__[name]
+    deferred = _DEFERRED
 
     def read(self: msgspec.Struct) -> Any:
         value = slot.__get__(self, cls)
-        return value.value() if isinstance(value, _Deferred) else value
+        return value.value() if type(value) in deferred else value
 
     setattr(cls, name, property(read, doc=slot.__doc__))
 
 
-# The slot of ToolCallDelta.parsed: a stream writes its _Deferred there as it makes the event.
+# The slot of ToolCallDelta.parsed: a stream writes its deferred value there as it makes the event.
 _parsed_slot = ToolCallDelta.__dict__["parsed"]
 _deferred_field(ToolCallDelta, "parsed")
 

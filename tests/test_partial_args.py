@@ -11,8 +11,10 @@ closed.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
+import pickle
 import re
 from typing import Any
 
@@ -180,11 +182,13 @@ def test_parsed_equals_the_prefix_completed_arguments(value: Any, dialect: str, 
     order = data.draw(st.permutations(range(len(again))), label="order")
     for at in order:
         assert again[at].parsed == expected(prefixes[at])
-    # a value once read stays the same object; writing an event writes its value
+    # a value once read stays the same object; writing, pickling or copying an event keeps it
     assert all(e.parsed is e.parsed for e in again)
     for event in again:
         written = json.loads(msgwire.dumps(event))
         assert written.get("parsed", msgspec.UNSET) == event.parsed
+        assert pickle.loads(pickle.dumps(event)) == event
+        assert copy.deepcopy(event).parsed == event.parsed
 
 
 def test_values_of_earlier_deltas_are_not_changed_by_later_ones() -> None:

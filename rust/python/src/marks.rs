@@ -51,7 +51,7 @@ pub fn attach_marks(
 }
 
 /// The arguments parsed so far at one delta: `call.value_at(count)`, computed on first read and
-/// kept. Equality, hashing and `repr` are the value's.
+/// kept. Equality, hashing, `repr` and pickling are the value's.
 #[pyclass(module = "msgwire._core", name = "PartialArgs", frozen)]
 pub struct PartialArgs {
     call: Py<PyAny>,
@@ -83,5 +83,11 @@ impl PartialArgs {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(self.value(py)?.repr()?.to_string())
+    }
+
+    /// Pickled (and deep-copied) as its value: `copy.copy(value)` when read back.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        let copy = py.import(intern!(py, "copy"))?.getattr(intern!(py, "copy"))?;
+        Ok((copy, (self.value(py)?,)))
     }
 }

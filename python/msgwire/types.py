@@ -923,11 +923,12 @@ class ToolCallBegin(_Tagged, tag="tool_call_begin", frozen=True, kw_only=True):
 
 class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
-    the stream was asked for partial arguments (``UNSET`` otherwise).
+    the stream was asked for partial arguments (``UNSET`` otherwise)."""
 
-    A stream computes ``parsed`` when it is first read, incrementally from the
-    previous delta's value when deltas are read in order: unchanged parts (finished items of a
-    list, say) are shared between the values of successive deltas, so treat them as read-only."""
+    # (Not in the docstring, which the JSON schema carries.) A stream computes `parsed` when it
+    # is first read, from the previous delta's value when deltas are read in order: finished
+    # parts (the done items of a list) are shared between the values of successive deltas, so
+    # treat them as read-only. See _deferred_field below and msgwire/_partialargs.py.
 
     if TYPE_CHECKING:
         type: ClassVar[Literal["tool_call_delta"]]

@@ -110,6 +110,28 @@ profile: venv ## perf profile of the Rust stream decode alone (PROFILE_DIALECT, 
 	perf record --quiet -o target/perf.data ./target/release/examples/decode $(or $(PROFILE_DIALECT),openai) target/profile.sse 1000
 	perf report -i target/perf.data --no-children --percent-limit 1 --stdio | grep -E '^ +[0-9]'
 
+# Profile-guided build (as pydantic-core's build-pgo): an instrumented build, the benches' msgwire
+# workloads to profile it, then the optimized build into .venv. rustc's profiles need LLVM 19's
+# llvm-profdata (Debian llvm-19, installed here when missing: not a SYSTEM_PACKAGES need).
+PGO_DIR := $(abspath target/pgo)
+PGO_BENCHES := benches/test_stream.py benches/test_sse.py benches/test_codec.py benches/test_formats.py benches/test_transcode.py
+
+.PHONY: build-pgo
+build-pgo: venv ## Profile-guided release build of the extension into .venv (optional; see benches/README.md)
+	@command -v llvm-profdata-19 >/dev/null || bash scripts/system-packages.sh llvm-19
+	rm -rf $(PGO_DIR)/profiles $(PGO_DIR)/merged.profdata
+	RUSTFLAGS='-Cprofile-generate=$(PGO_DIR)/profiles' CARGO_TARGET_DIR=$(PGO_DIR)/target $(BIN)/maturin develop --release --quiet
+	$(BIN)/python -m pytest --quiet -p no:cacheprovider $(PGO_BENCHES) -k msgwire --benchmark-only \
+		--benchmark-max-time=0.2 --benchmark-min-rounds=3
+	llvm-profdata-19 merge -o $(PGO_DIR)/merged.profdata $(PGO_DIR)/profiles
+	RUSTFLAGS='-Cprofile-use=$(PGO_DIR)/merged.profdata' CARGO_TARGET_DIR=$(PGO_DIR)/target $(BIN)/maturin develop --release --quiet
+
+.PHONY: bench-memory
+bench-memory: build ## Peak memory of assemble over a BENCH_MB (100) MB recording and of loads of a session that size
+	$(BIN)/python -m benches.memory --mb $(BENCH_MB)
+
+BENCH_MB ?= 100
+
 .PHONY: format
 format: venv ## Format Rust and Python code
 	cargo fmt --all

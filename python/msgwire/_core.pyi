@@ -1,6 +1,7 @@
 """Stubs of the Rust extension ``msgwire._core`` (checked by ``mypy.stubtest``)."""
 
-from typing import final
+from collections.abc import Callable
+from typing import Any, final
 
 from msgwire.errors import StreamError
 from msgwire.sse import ServerSentEvent
@@ -9,9 +10,11 @@ from msgwire.types import Dialect as _Dialect
 __all__ = [
     "Decoder",
     "NDJSONParser",
+    "PartialArgs",
     "SSEParser",
     "SSEPending",
     "__version__",
+    "attach_marks",
     "from_request_json",
     "from_response_json",
     "normalize_session",
@@ -23,6 +26,21 @@ __version__: str
 def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises
     ``msgwire.DecodeError`` (with ``offset``) on malformed or wrongly shaped input."""
+
+def attach_marks(
+    events: list[Any], delta: type, slot: Any, calls: dict[int, Any], new_call: Callable[[str], Any]
+) -> None:
+    """Give each ``ToolCallDelta`` of ``events`` whose ``parsed`` slot holds a mark a
+    ``PartialArgs`` (``msgwire._partialargs``): ``calls[index]`` gains the mark's text (a list of
+    one text is a call's first mark: ``calls[index] = new_call(text)``)."""
+
+@final
+class PartialArgs:
+    """The arguments parsed so far at one delta, computed on first read and kept."""
+    def value(self) -> Any: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Any, tuple[Any]]: ...
 
 def to_request_json(data: bytes, dialect: _Dialect, options: bytes | None = None) -> tuple[bytes, bytes]:
     """The request-body fields of a canonical session (or a JSON array of messages) for
@@ -74,6 +92,8 @@ class Decoder:
         """End the stream because its source failed."""
     def message(self) -> bytes:
         """The assembled message so far (canonical JSON)."""
+    def take_message(self) -> bytes:
+        """The assembled message (canonical JSON), moved out: the decoder keeps an empty one."""
     def diagnostics(self) -> bytes:
         """A JSON array of ``{code, message, offset}``."""
     def error(self) -> StreamError | None:

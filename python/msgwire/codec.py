@@ -19,6 +19,7 @@ from . import _core, legacy
 from ._ids import derived_id
 from .errors import DecodeError, ValidationError, from_msgspec
 from .types import (
+    _DEFERRED,
     SCHEMA_VERSION,
     ContentBlock,
     Dialect,
@@ -43,6 +44,8 @@ BLOCK_CLASSES = {cls.__struct_config__.tag: cls for cls in get_args(ContentBlock
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, _Raw):
         return msgspec.Raw(obj.raw)
+    if type(obj) in _DEFERRED:
+        return obj.value()
     raise NotImplementedError(f"msgwire cannot write objects of type {type(obj).__name__}")
 
 

@@ -14,7 +14,8 @@ from typing import Any, TypedDict, Unpack
 
 import msgspec
 
-from ._corestream import CoreStream, apull, new_core, pull
+from ._corestream import CoreStream, apull, decode_message, new_core, pull
+from ._partialargs import Marks
 from ._source import achunks, chunks, fed
 from .errors import StreamError
 from .types import AssistantMessage, Diagnostic, Dialect, Event
@@ -46,7 +47,7 @@ class Decoder(CoreStream):
     default) and ``max_depth`` (200).
     """
 
-    __slots__ = ()
+    __slots__ = ("_marks",)
 
     def __init__(
         self,
@@ -70,6 +71,8 @@ class Decoder(CoreStream):
             max_tool_args_size=max_tool_args_size,
             max_depth=max_depth,
         )
+        # With partial_args, each delta's `parsed` is computed when read (_partialargs.py).
+        self._marks = Marks() if partial_args and events else None
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
         """Decode the next bytes (split anywhere); returns the events they completed.
@@ -79,6 +82,8 @@ class Decoder(CoreStream):
         """
         batch = self._core.feed(data)
         events = _events.decode(batch) if batch != _NO_EVENTS else []
+        if self._marks is not None:
+            self._marks.attach(events)
         if self._core.ended:
             self._raise_failure(events)
         return events
@@ -87,6 +92,8 @@ class Decoder(CoreStream):
         """The stream is over (EOF): returns the last events (``MessageEnd`` last), or raises a
         ``StreamError`` (a truncated stream, say)."""
         events = _events.decode(self._core.finish())
+        if self._marks is not None:
+            self._marks.attach(events)
         self._raise_failure(events)
         return events
 
@@ -243,4 +250,7 @@ def assemble(source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) ->
     source_chunks = chunks(source, decoder.dialect, purpose="msgwire.assemble")
     while not core.ended and (chunk := pull(source_chunks, decoder)) is not None:
         feed(chunk)
-    return decoder.finish()
+    decoder.end()
+    # Moved out of the core, which drops its copy once written: a large message is held twice
+    # at most at the peak (benches/memory.py).
+    return decode_message(core.take_message())

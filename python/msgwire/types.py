@@ -925,12 +925,42 @@ class ToolCallDelta(_Tagged, tag="tool_call_delta", frozen=True, kw_only=True):
     """A raw fragment of a call's arguments; ``parsed`` holds the arguments parsed so far when
     the stream was asked for partial arguments (``UNSET`` otherwise)."""
 
+    # (Not in the docstring, which the JSON schema carries.) A stream computes `parsed` when it
+    # is first read, from the previous delta's value when deltas are read in order: finished
+    # parts (the done items of a list) are shared between the values of successive deltas, so
+    # treat them as read-only. See _deferred_field below and msgwire/_partialargs.py.
+
     if TYPE_CHECKING:
         type: ClassVar[Literal["tool_call_delta"]]
 
     index: int
     fragment: str
     parsed: Any = msgspec.UNSET
+
+
+# The types of values that stand for a field computed when first read (their ``value()``):
+# a stream's partial arguments, ``msgwire._core.PartialArgs`` (registered by ``_partialargs``).
+# Reading the field, ``msgwire.dumps``, equality, hashing and ``repr`` give the value.
+_DEFERRED: set[type] = set()
+
+
+def _deferred_field(cls: type[msgspec.Struct], name: str) -> None:
+    """Make reading ``cls.name`` resolve a deferred value (``_DEFERRED``). msgspec keeps each
+    field in a slot whose descriptor is the class attribute: it is wrapped in a property here,
+    and the encoder, equality and ``__struct_fields__`` still read the slot itself."""
+    slot = cls.__dict__[name]
+    deferred = _DEFERRED
+
+    def read(self: msgspec.Struct) -> Any:
+        value = slot.__get__(self, cls)
+        return value.value() if type(value) in deferred else value
+
+    setattr(cls, name, property(read, doc=slot.__doc__))
+
+
+# The slot of ToolCallDelta.parsed: a stream writes its deferred value there as it makes the event.
+_parsed_slot = ToolCallDelta.__dict__["parsed"]
+_deferred_field(ToolCallDelta, "parsed")
 
 
 class ToolCallEnd(_Tagged, tag="tool_call_end", frozen=True, kw_only=True):

@@ -127,7 +127,7 @@ pub struct Builder {
     limits: Limits,
     offset: u64,
     partial_args: bool,
-    /// Scratch space for argument snapshots, reused across deltas.
+    /// Scratch space for argument marks, reused across deltas.
     snapshot: Vec<u8>,
 }
 
@@ -176,6 +176,11 @@ impl Builder {
 
     pub fn message(&self) -> &AssistantMessage {
         &self.message
+    }
+
+    /// The message, moved out (see [`crate::decoder::StreamDecoder::take_message`]).
+    pub fn take_message(&mut self) -> AssistantMessage {
+        std::mem::take(&mut self.message)
     }
 
     pub fn diagnostics(&self) -> &[Diagnostic] {
@@ -503,7 +508,7 @@ impl Builder {
         if let Some(sink) = self.events.as_mut() {
             sink.push(&Event::ToolCallBegin { index, id: &block.id, name: &block.name }, cx!(self));
             if !block.arguments.is_empty() {
-                let parsed = snapshot(state.parser.as_ref(), &mut self.snapshot);
+                let parsed = mark(state.parser.as_mut(), &mut self.snapshot);
                 sink.push_tool_call_delta(index, &block.arguments, parsed, cx!(self));
             }
         }
@@ -587,8 +592,8 @@ impl Builder {
         }
         state.reported = block.arguments.len();
         if let Some(sink) = self.events.as_mut() {
-            let parser = self.tools.get(index).and_then(|t| t.as_ref()).and_then(|t| t.parser.as_ref());
-            let parsed = snapshot(parser, &mut self.snapshot);
+            let parser = self.tools.get_mut(index).and_then(Option::as_mut).and_then(|t| t.parser.as_mut());
+            let parsed = mark(parser, &mut self.snapshot);
             sink.push_tool_call_delta(index, fragment, parsed, cx!(self));
         }
         Ok(())
@@ -772,11 +777,13 @@ fn arguments_are_json(arguments: &str, max_depth: usize) -> bool {
     crate::partial::validate(arguments, max_depth).is_ok()
 }
 
-/// The arguments parsed so far, as JSON text in `scratch` (none before any value started).
-fn snapshot<'s>(parser: Option<&PartialJson>, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+/// The arguments parsed so far, as a mark in `scratch` (none before any value started): the
+/// text added since the call's previous mark and the tail that closes it
+/// ([`PartialJson::mark_json`]), so that a delta costs O(its fragment), not O(the arguments).
+fn mark<'s>(parser: Option<&mut PartialJson>, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
     let parser = parser?;
     scratch.clear();
-    parser.snapshot_json(scratch).then_some(scratch.as_slice())
+    parser.mark_json(scratch).then_some(scratch.as_slice())
 }
 
 #[cfg(test)]

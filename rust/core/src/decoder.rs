@@ -7,6 +7,7 @@
 
 use crate::assemble::{Builder, BuilderOptions};
 use crate::body::Sniff;
+use crate::canonical::AssistantMessage;
 use crate::dialect::{Dialect, DialectName, Framing};
 use crate::error::{Error, ErrorKind};
 use crate::event::EventSink;
@@ -73,6 +74,13 @@ impl StreamDecoder {
 
     pub fn builder(&self) -> &Builder {
         &self.builder
+    }
+
+    /// The message, moved out for a caller done with the stream (`assemble`), so that it can be
+    /// written and dropped before Python reads it: one copy of a large message less at the peak.
+    /// The builder keeps an empty message.
+    pub fn take_message(&mut self) -> AssistantMessage {
+        self.builder.take_message()
     }
 
     /// The events written since the last call, as one JSON array.

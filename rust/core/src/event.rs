@@ -87,7 +87,8 @@ impl SinkContext<'_> {
 pub trait EventSink: Send + Sync + std::fmt::Debug {
     fn push(&mut self, event: &Event<'_>, cx: SinkContext<'_>);
 
-    /// A `ToolCallDelta` with the arguments parsed so far (JSON text), when they are parsed.
+    /// A `ToolCallDelta` with the arguments parsed so far, when they are parsed: a mark of
+    /// [`crate::partial::PartialJson::mark_json`] (JSON text).
     fn push_tool_call_delta(&mut self, index: usize, fragment: &str, _parsed: Option<&[u8]>, cx: SinkContext<'_>) {
         self.push(&Event::ToolCallDelta { index, fragment }, cx);
     }
@@ -117,8 +118,9 @@ impl EventBatch {
         self.count += 1;
     }
 
-    /// A `ToolCallDelta`, with the arguments parsed so far written in as JSON text (already
-    /// valid by construction, so not parsed again).
+    /// A `ToolCallDelta`, with the mark of the arguments parsed so far written in as its
+    /// `parsed` (JSON text, valid by construction, so not parsed again; Python turns the marks
+    /// into values when they are read).
     pub fn push_tool_call_delta(&mut self, index: usize, fragment: &str, parsed: Option<&[u8]>) {
         self.push(&Event::ToolCallDelta { index, fragment });
         if let Some(parsed) = parsed {

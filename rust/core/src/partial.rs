@@ -19,6 +19,10 @@
 //! `snap_len` never decreases, so the text of each snapshot minus its closing tail (`"`,
 //! closers) is a prefix of the next one's: strings only get longer, containers only gain items.
 //!
+//! For a stream's events, [`PartialJson::mark_json`] writes each snapshot as a *mark*: only the
+//! committed text added since the previous mark. Python rebuilds a snapshot from the marks when
+//! (and only if) someone reads it, so a delta nobody reads costs O(its own bytes).
+//!
 //! Everything is iterative with an explicit stack: depth is a typed error, never a stack overflow.
 
 use crate::error::{Error, ErrorKind, JsonSyntax};
@@ -45,7 +49,10 @@ impl Default for JsonLimits {
 /// After an error it stays failed: `feed` returns the same error again, the snapshot stays
 /// what it was before the offending byte, and the caller keeps the raw text.
 #[derive(Debug, Clone)]
-pub struct PartialJson(Parser<true>);
+pub struct PartialJson(Parser<true>, Marked);
+
+/// How much of the committed text the marks written so far carried (`None`: no mark yet).
+type Marked = Option<usize>;
 
 impl Default for PartialJson {
     fn default() -> Self {
@@ -55,7 +62,7 @@ impl Default for PartialJson {
 
 impl PartialJson {
     pub fn new(limits: JsonLimits) -> Self {
-        Self(Parser::new(limits))
+        Self(Parser::new(limits), None)
     }
 
     /// Reads the next fragment (only its bytes: nothing read before is scanned again).
@@ -113,6 +120,49 @@ impl PartialJson {
         out.extend(p.stack.iter().rev());
         true
     }
+
+    /// Appends to `out` the snapshot as a *mark*: the committed text from the end of the
+    /// previous mark to the end of this snapshot, as a JSON string; the parser's first mark is
+    /// that string in an array (`["{\"a"]`, then `"bc"`), so a reader knows when a call's text
+    /// starts over (arguments replaced). The texts of marks `1..=k` joined are the snapshot of
+    /// mark `k` ([`snapshot_json`](Self::snapshot_json) at that time) without its closing tail,
+    /// which a reader infers: an open string (it starts with `"`), the open containers. O(new
+    /// text) per mark instead of O(snapshot). Returns `false`, appending nothing, when there is no
+    /// value yet.
+    pub fn mark_json(&mut self, out: &mut Vec<u8>) -> bool {
+        let p = &self.0;
+        if p.snap_len == 0 {
+            return false;
+        }
+        let first = self.1.is_none();
+        out.extend_from_slice(if first { b"[\"" } else { b"\"" });
+        json_string_body(&p.text[self.1.unwrap_or(0)..p.snap_len], out);
+        out.extend_from_slice(if first { b"\"]" } else { b"\"" });
+        self.1 = Some(p.snap_len);
+        true
+    }
+}
+
+/// `text` (UTF-8) escaped as the inside of a JSON string.
+fn json_string_body(text: &[u8], out: &mut Vec<u8>) {
+    let mut start = 0;
+    for (i, &b) in text.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x00..=0x1F => {
+                out.extend_from_slice(&text[start..i]);
+                out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&text[start..i]);
+        out.extend_from_slice(escape);
+        start = i + 1;
+    }
+    out.extend_from_slice(&text[start..]);
 }
 
 /// Strict RFC 8259 validation of a complete document: one value, whitespace around it.
@@ -687,6 +737,34 @@ mod tests {
                 assert_eq!(snapshot(&p), snaps[floor], "{doc:?} cut at byte {cut}");
                 p.feed_bytes(&doc.as_bytes()[cut..]).unwrap_or_else(|err| panic!("{err}"));
                 assert_eq!(snapshot(&p), whole);
+            }
+        }
+    }
+
+    #[test]
+    fn marks_joined_are_the_snapshot_without_its_tail() {
+        for doc in DOCS {
+            let mut p = PartialJson::default();
+            let mut joined = String::new();
+            let mut marks = 0;
+            for (i, c) in doc.char_indices() {
+                p.feed(&doc[i..i + c.len_utf8()]).unwrap_or_else(|err| panic!("{doc:?}: {err}"));
+                let mut mark = Vec::new();
+                if !p.mark_json(&mut mark) {
+                    assert!(snapshot(&p).is_none(), "{doc:?}: a snapshot without a mark");
+                    continue;
+                }
+                let Value::String(added) = (match parse(std::str::from_utf8(&mark).unwrap_or_default()) {
+                    Value::Array(mut first) if marks == 0 && first.len() == 1 => first.remove(0),
+                    other => other,
+                }) else {
+                    panic!("{doc:?}: not a mark: {}", String::from_utf8_lossy(&mark));
+                };
+                marks += 1;
+                joined.push_str(&added);
+                let snap = snapshot(&p).unwrap_or_default();
+                let tail = snap.strip_prefix(joined.as_str()).unwrap_or_else(|| panic!("{doc:?}: {joined:?} {snap:?}"));
+                assert!(tail.bytes().all(|b| matches!(b, b'"' | b']' | b'}')), "{doc:?}: tail {tail:?}");
             }
         }
     }

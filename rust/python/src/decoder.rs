@@ -98,6 +98,16 @@ impl PyDecoder {
         Ok(PyBytes::new(py, &json))
     }
 
+    /// The assembled message (canonical JSON), moved out of the decoder, which keeps an empty
+    /// one: for `assemble`, done with the stream. The core's message is dropped once written, so
+    /// a large message is held twice at most (here, then its JSON in Python), not three times.
+    fn take_message<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let message = self.inner.take_message();
+        let json = msgwire_core::canonical::write(&message).map_err(|e| stream_error(py, &e, "", None))?;
+        drop(message);
+        Ok(PyBytes::new(py, &json))
+    }
+
     /// What the stream did that was unusual (a JSON array of `{code, message, offset}`).
     fn diagnostics<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let json = serde_json::to_vec(self.inner.builder().diagnostics()).unwrap_or_else(|_| b"[]".to_vec());

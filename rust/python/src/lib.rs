@@ -7,6 +7,7 @@ mod args;
 mod decoder;
 mod errors;
 mod formats;
+mod marks;
 mod response;
 mod sse;
 
@@ -23,6 +24,8 @@ mod _core {
     use crate::decoder::PyDecoder;
     #[pymodule_export]
     use crate::formats::{from_request_json, to_request_json};
+    #[pymodule_export]
+    use crate::marks::{PartialArgs, attach_marks};
     #[pymodule_export]
     use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]

@@ -9,9 +9,11 @@ from msgwire.types import Dialect as _Dialect
 __all__ = [
     "Decoder",
     "NDJSONParser",
+    "RequestCache",
     "SSEParser",
     "SSEPending",
     "__version__",
+    "content_key",
     "from_request_json",
     "from_response_json",
     "normalize_session",
@@ -29,6 +31,23 @@ def to_request_json(data: bytes, dialect: _Dialect, options: bytes | None = None
     ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy,
     missing_result, tool_call_ids}``.
     Returns ``(body, report)``, both JSON."""
+
+def content_key(data: bytes) -> int:
+    """The 128-bit content key of a message's canonical JSON (what ``RequestCache`` keys on)."""
+
+@final
+class RequestCache:
+    """The messages read and the last requests written for one conversation: re-building its
+    request after it grew writes only what is new (``msgwire.formats.RequestCache`` holds one)."""
+
+    def __init__(self) -> None: ...
+    def __len__(self) -> int:
+        """How many messages are kept read."""
+    def to_request_json(
+        self, keys: list[int], data: list[bytes], dialect: _Dialect, options: bytes | None = None
+    ) -> tuple[bytes, bytes]:
+        """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys[i]`` the
+        ``content_key`` of ``data[i]``): the same ``(body, report)``."""
 
 def from_request_json(data: bytes, dialect: _Dialect) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""

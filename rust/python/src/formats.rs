@@ -4,7 +4,7 @@
 
 use msgwire_core::request::{self, Options};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyBytesMethods};
 
 use crate::args::{self, detached};
 use crate::errors::to_py;
@@ -40,4 +40,54 @@ pub fn from_request_json<'py>(py: Python<'py>, data: &[u8], dialect: &str) -> Py
     let read = || request::from_request_json(data, name);
     let session = detached(py, data.len(), read);
     Ok(PyBytes::new(py, &session.map_err(|e| to_py(py, &e))?))
+}
+
+/// The content key of a message's canonical JSON (see `RequestCache`).
+#[pyfunction]
+pub fn content_key(data: &[u8]) -> u128 {
+    request::content_key(data)
+}
+
+/// `msgwire_core::request::RequestCache`: the messages read and the last requests written for
+/// one conversation, so that re-building its request after it grew writes only what is new.
+#[pyclass(module = "msgwire._core", name = "RequestCache")]
+#[derive(Default)]
+pub struct PyRequestCache {
+    inner: request::RequestCache,
+}
+
+#[pymethods]
+impl PyRequestCache {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many messages are kept read.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The request of the messages (`keys[i]` the content key of `data[i]`, their canonical
+    /// JSON) for `dialect`; the same bytes and report as `to_request_json` of the same messages.
+    #[pyo3(name = "to_request_json", signature = (keys, data, dialect, options=None))]
+    #[allow(clippy::needless_pass_by_value)] // pyo3 hands the list over as a Vec
+    fn convert<'py>(
+        &mut self,
+        py: Python<'py>,
+        keys: Vec<u128>,
+        data: Vec<Bound<'py, PyBytes>>,
+        dialect: &str,
+        options: Option<&[u8]>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let name = args::dialect(dialect)?;
+        if keys.len() != data.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("keys and data differ in length"));
+        }
+        let messages: Vec<(u128, &[u8])> = keys.into_iter().zip(data.iter().map(PyBytesMethods::as_bytes)).collect();
+        let inner = &mut self.inner;
+        let converted = py.detach(|| inner.to_request_json(&messages, name, options));
+        let converted = converted.map_err(|e| to_py(py, &e))?;
+        Ok((PyBytes::new(py, &converted.body), PyBytes::new(py, &request::report_json(&converted.report))))
+    }
 }

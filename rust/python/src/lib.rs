@@ -22,7 +22,7 @@ mod _core {
     #[pymodule_export]
     use crate::decoder::PyDecoder;
     #[pymodule_export]
-    use crate::formats::{from_request_json, to_request_json};
+    use crate::formats::{PyRequestCache, content_key, from_request_json, to_request_json};
     #[pymodule_export]
     use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]

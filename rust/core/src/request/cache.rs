@@ -1,0 +1,205 @@
+//! Re-building the request of a growing conversation: [`RequestCache`].
+//!
+//! An agent loop sends its whole history at every step; between two steps the history grew by
+//! a message or two. The cache keeps, per message content, the message read, and per dialect
+//! and options, the last request written: its conversation array, turn by turn, and where each
+//! plan item began a turn. A build then reads only the messages it has not seen, runs the plan
+//! over the whole history (it moves results, adds placeholders and rewrites repeated ids across
+//! it: cheap, and it decides what each item lowers to), and writes again only from the first item
+//! that differs from the last build: the turns before it are the same bytes, since what an item
+//! lowers to depends only on its message, the call ids the plan gave it (and the call it
+//! answers), the dialect and the options, all in its [`ItemKey`].
+//!
+//! Messages are keyed by their content (a 128-bit hash of their canonical JSON, [`content_key`]),
+//! never by their id alone: an approval or an edit keeps the message's id and changes its
+//! content. The bytes are those of a full build ([`super::to_request_json`]): the same code
+//! writes both, from the start or resumed.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::{Converted, Item, Loss, Options, Plan, Resume, Writer, plan};
+use crate::canonical::{self, Message};
+use crate::dialect::DialectName;
+use crate::error::Error;
+
+/// A message's content key: a 128-bit hash of its canonical JSON.
+pub type Key = u128;
+
+/// The content key of a message's canonical JSON (two SipHash-1-3 passes: 128 bits, so two
+/// different messages never share one in practice).
+pub fn content_key(json: &[u8]) -> Key {
+    let half = |salt: u64| {
+        let mut hasher = DefaultHasher::new();
+        salt.hash(&mut hasher);
+        hasher.write(json);
+        hasher.finish()
+    };
+    (u128::from(half(0x6d73_6777_6972_6531)) << 64) | u128::from(half(0x6d73_6777_6972_6532))
+}
+
+/// How many (dialect, options) builds are kept: a conversation is sent to a provider or two, each
+/// dialect at most, with one set of options or two.
+const BUILDS: usize = 8;
+
+/// What was read and written for a conversation, to re-build its request after it grew.
+#[derive(Debug, Default)]
+pub struct RequestCache {
+    /// Messages read, by content key.
+    messages: HashMap<Key, Message>,
+    /// The last builds, the latest last.
+    builds: Vec<Previous>,
+}
+
+/// A build kept: for which dialect and options, its items, its turns and the writer's steps.
+#[derive(Debug)]
+struct Previous {
+    dialect: DialectName,
+    options: Vec<u8>,
+    items: Vec<ItemKey>,
+    turns: super::Turns,
+    writer_report: Vec<Loss>,
+}
+
+/// What an item's turns depend on besides the dialect and the options: its kind, the message it
+/// sends (index and content), the call it answers (message, block, content of that message) and
+/// the ids the plan sends its calls with when they are not their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ItemKey {
+    kind: u8,
+    message: usize,
+    content: Key,
+    call: (usize, usize),
+    call_content: Key,
+    rewritten: u64,
+}
+
+impl RequestCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many messages are kept read.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// The request of `messages` (each its content key and canonical JSON; the JSON is read
+    /// only when the key is new) for `dialect`, with `options` (their JSON, as
+    /// [`Options::from_json`] reads it; the system prompt is in them). The same bytes and report
+    /// as [`super::to_request_json`] of the same messages.
+    pub fn to_request_json(
+        &mut self,
+        messages: &[(Key, &[u8])],
+        dialect: DialectName,
+        options: Option<&[u8]>,
+    ) -> Result<Converted, Error> {
+        let options_json = options.unwrap_or_default();
+        let options = if options_json.is_empty() { Options::default() } else { Options::from_json(options_json)? };
+        for &(key, json) in messages {
+            if let Entry::Vacant(entry) = self.messages.entry(key) {
+                entry.insert(canonical::read_tag_first(json, |input| {
+                    serde_json::from_slice::<Message>(input).map_err(|e| Error::from_serde(&e, input))
+                })?);
+            }
+        }
+        let Self { messages: read, builds } = self;
+        let refs: Vec<&Message> = messages.iter().filter_map(|(key, _)| read.get(key)).collect();
+        let keys: Vec<Key> = messages.iter().map(|&(key, _)| key).collect();
+        let writer = Writer::of(dialect);
+        let mut plan_report = Vec::new();
+        let plan = plan(&refs, writer.target, &options, &mut plan_report);
+        let items = item_keys(&plan, &keys);
+        let previous = builds.iter().position(|b| b.dialect == dialect && b.options == options_json);
+        let resume = previous.and_then(|at| resume(builds.remove(at), &items));
+        let system = options.system_prompt.as_deref();
+        let built = writer.write(&plan, plan_report, system, &options, resume)?;
+        if builds.len() >= BUILDS {
+            builds.remove(0);
+        }
+        builds.push(Previous {
+            dialect,
+            options: options_json.to_vec(),
+            items,
+            turns: built.turns,
+            writer_report: built.writer_report,
+        });
+        // forget the messages this conversation no longer has (an edit, a fork elsewhere)
+        if read.len() > 2 * messages.len() + 64 {
+            let used: std::collections::HashSet<Key> = keys.into_iter().collect();
+            read.retain(|key, _| used.contains(key));
+        }
+        Ok(built.converted)
+    }
+}
+
+/// Where `previous` lets a build of `items` resume: at the last item that began a turn among the
+/// items both builds share (from the first on), after the turns written before it.
+fn resume(previous: Previous, items: &[ItemKey]) -> Option<Resume> {
+    let shared = previous.items.iter().zip(items).take_while(|(a, b)| a == b).count();
+    let from = (1..shared).rev().find(|&k| previous.turns.starts[k].is_some())?;
+    let start = previous.turns.starts[from]?;
+    let Previous { turns, mut writer_report, .. } = previous;
+    let mut array = turns.array;
+    array.truncate(start.offset);
+    let mut starts = turns.starts;
+    starts.truncate(from);
+    writer_report.truncate(start.report);
+    Some(Resume { from, turns: super::Turns::resume(array, starts, items.len()), writer_report })
+}
+
+/// The key of each item of `plan` (`keys`: the content key of each message).
+fn item_keys(plan: &Plan<'_>, keys: &[Key]) -> Vec<ItemKey> {
+    plan.items
+        .iter()
+        .map(|item| match *item {
+            Item::User(i, _) => {
+                ItemKey { kind: 0, message: i, content: keys[i], call: (0, 0), call_content: 0, rewritten: 0 }
+            }
+            Item::Assistant(i, m) => {
+                let mut rewritten = 0;
+                if plan.rewrites() {
+                    let mut hasher = DefaultHasher::new();
+                    for (b, block) in m.content.iter().enumerate() {
+                        if let canonical::Block::ToolCall(call) = block {
+                            plan.call_id(i, b, &call.id).hash(&mut hasher);
+                        }
+                    }
+                    rewritten = hasher.finish();
+                }
+                ItemKey { kind: 1, message: i, content: keys[i], call: (0, 0), call_content: 0, rewritten }
+            }
+            Item::ToolResult(i, _, call) => ItemKey {
+                kind: 2,
+                message: i,
+                content: keys[i],
+                call: (call.message, call.block),
+                call_content: keys[call.message],
+                rewritten: sent_id(plan, &call),
+            },
+            Item::Missing(call) => ItemKey {
+                kind: 3,
+                message: call.message,
+                content: 0,
+                call: (call.message, call.block),
+                call_content: keys[call.message],
+                rewritten: sent_id(plan, &call),
+            },
+        })
+        .collect()
+}
+
+/// A hash of the id `call` is sent with, when the plan rewrote it (0 when it is its own).
+fn sent_id(plan: &Plan<'_>, call: &super::plan::ToolCall<'_>) -> u64 {
+    if !plan.rewrites() {
+        return 0;
+    }
+    let mut hasher = DefaultHasher::new();
+    plan.id(call).hash(&mut hasher);
+    hasher.finish()
+}

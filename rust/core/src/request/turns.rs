@@ -1,0 +1,99 @@
+//! The conversation array of a request body, written one turn at a time.
+//!
+//! Each dialect writes the turns of its conversation array (`messages`, `contents`, `input`)
+//! into [`Turns`], serialized as they close, and notes where each plan item began a turn. That
+//! is what lets a request be re-built from a prefix ([`super::cache`]): the bytes of the turns
+//! before an item that began one depend only on the items before it, so a build that shares
+//! those items can keep them and write the rest. The body around the array (system prompt,
+//! tools, settings) is written apart, with an empty array that [`splice`] fills.
+
+use serde::Serialize;
+
+use super::{Error, Loss, to_vec};
+
+/// Where an item began a turn: the array's length before it (no comma) and the report's length
+/// when the item was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub offset: usize,
+    pub report: usize,
+}
+
+/// The turns written so far (comma-separated, without the brackets), and where items began one.
+#[derive(Debug, Default)]
+pub(crate) struct Turns {
+    pub array: Vec<u8>,
+    /// Per plan item: where it began a turn, when it did and a turn was written before it (an
+    /// item that opens the array is no place to resume: the opening rules look at it).
+    pub starts: Vec<Option<Start>>,
+    /// Turns written by this build (not kept from a previous one).
+    pub written: usize,
+}
+
+impl Turns {
+    /// Turns resumed after `array` (the turns of the items before `from`), or empty.
+    pub fn resume(array: Vec<u8>, starts: Vec<Option<Start>>, items: usize) -> Self {
+        let mut starts = starts;
+        starts.resize(items, None);
+        Self { array, starts, written: 0 }
+    }
+
+    /// Item `item` begins a new turn (`report` is the report's length when it was reached).
+    pub fn begin(&mut self, item: usize, report: usize) {
+        if !self.array.is_empty() {
+            self.starts[item] = Some(Start { offset: self.array.len(), report });
+        }
+    }
+
+    /// Write a closed turn.
+    pub fn push<T: Serialize>(&mut self, turn: &T) -> Result<(), Error> {
+        if !self.array.is_empty() {
+            self.array.push(b',');
+        }
+        serde_json::to_writer(&mut self.array, turn).map_err(|e| Error::write(&e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Put `turn` first (a turn the opening rules add once every item is written).
+    pub fn prepend<T: Serialize>(&mut self, turn: &T) -> Result<(), Error> {
+        let mut first = to_vec(turn)?;
+        if !self.array.is_empty() {
+            first.push(b',');
+        }
+        let shift = first.len();
+        first.extend_from_slice(&self.array);
+        self.array = first;
+        for start in self.starts.iter_mut().flatten() {
+            start.offset += shift;
+        }
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// `body` (a request body whose conversation array `field` was written empty) with `array` as
+/// that array's elements. The array is the first `"<field>":[]` of the body: what comes before
+/// it is an object key or JSON strings, in which a quote is always escaped.
+pub(crate) fn splice(body: &[u8], field: &str, array: &[u8]) -> Vec<u8> {
+    let needle = format!("\"{field}\":[]");
+    let Some(at) = memchr::memmem::find(body, needle.as_bytes()) else {
+        debug_assert!(false, "no empty {field} array in the body");
+        return body.to_vec();
+    };
+    let open = at + needle.len() - 1; // the closing bracket
+    let mut out = Vec::with_capacity(body.len() + array.len());
+    out.extend_from_slice(&body[..open]);
+    out.extend_from_slice(array);
+    out.extend_from_slice(&body[open..]);
+    out
+}
+
+/// The report of a build: the plan's steps, the writer's, then the body's (tools, settings),
+/// in input order (see [`super::to_request_json`]).
+pub(crate) fn ordered(mut plan: Vec<Loss>, writer: &[Loss], body: Vec<Loss>) -> Vec<Loss> {
+    plan.extend_from_slice(writer);
+    plan.extend(body);
+    plan.sort_by_key(|l| (l.message, l.block.is_none(), l.block));
+    plan
+}

@@ -26,11 +26,13 @@ def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises
     ``msgwire.DecodeError`` (with ``offset``) on malformed or wrongly shaped input."""
 
-def to_request_json(data: bytes, dialect: _Dialect, options: bytes | None = None) -> tuple[bytes, bytes]:
+def to_request_json(
+    data: bytes, dialect: _Dialect, options: bytes | None = None, report: bool = True
+) -> tuple[bytes, bytes | None]:
     """The request-body fields of a canonical session (or a JSON array of messages) for
     ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy,
     missing_result, tool_call_ids}``.
-    Returns ``(body, report)``, both JSON."""
+    Returns ``(body, report)``, both JSON (the report ``None`` without ``report``)."""
 
 def content_key(data: bytes) -> int:
     """The 128-bit content key of a message's canonical JSON (what ``RequestCache`` keys on)."""
@@ -44,8 +46,8 @@ class RequestCache:
     def __len__(self) -> int:
         """How many messages are kept read."""
     def to_request_json(
-        self, keys: list[int], data: list[bytes], dialect: _Dialect, options: bytes | None = None
-    ) -> tuple[bytes, bytes]:
+        self, keys: list[int], data: list[bytes], dialect: _Dialect, options: bytes | None = None, report: bool = True
+    ) -> tuple[bytes, bytes | None]:
         """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys[i]`` the
         ``content_key`` of ``data[i]``): the same ``(body, report)``."""
 

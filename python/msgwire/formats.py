@@ -210,7 +210,9 @@ class RequestCache:
         """How many messages the core keeps read."""
         return len(self._core)
 
-    def _convert(self, messages: list[Message], dialect: Dialect, options: bytes | None) -> tuple[bytes, bytes]:
+    def _convert(
+        self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
+    ) -> tuple[bytes, bytes | None]:
         encoded = self._encoded
         keys: list[int] = []
         data: list[bytes] = []
@@ -224,7 +226,7 @@ class RequestCache:
         if len(encoded) > 2 * len(messages) + 64:
             kept = {id(m) for m in messages}
             self._encoded = {k: v for k, v in encoded.items() if k in kept}
-        return self._core.to_request_json(keys, data, dialect, options)
+        return self._core.to_request_json(keys, data, dialect, options, report)
 
 
 def _convert(
@@ -237,7 +239,8 @@ def _convert(
     missing_result: str,
     tool_call_ids: ToolCallIds | None,
     cache: RequestCache | None = None,
-) -> tuple[bytes, bytes]:
+    report: bool = False,
+) -> tuple[bytes, bytes | None]:
     if system_role not in ("system", "developer"):
         raise ValueError(f"system_role must be 'system' or 'developer', got {system_role!r}")
     if tool_call_ids is not None and tool_call_ids not in get_args(ToolCallIds):
@@ -279,8 +282,8 @@ def _convert(
         )
         options = _options_encoder.encode(opts)
     if cache is not None and messages is not None:
-        return cache._convert(messages, dialect, options)
-    return _core.to_request_json(data, dialect, options)
+        return cache._convert(messages, dialect, options, report)
+    return _core.to_request_json(data, dialect, options, report)
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
@@ -312,8 +315,8 @@ def _messages(source: object) -> list[Message]:
     return messages
 
 
-def _report(raw: bytes) -> LossReport:
-    return _report_decoder.decode(b'{"entries":' + raw + b"}")
+def _report(raw: bytes | None) -> LossReport:
+    return _report_decoder.decode(b'{"entries":' + (raw or b"[]") + b"}")
 
 
 def convert_request(
@@ -345,7 +348,7 @@ def convert_request(
     conversation, makes the build after an append write only what is new (the same bytes).
     """
     body, losses = _convert(
-        source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids, cache
+        source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids, cache, report=True
     )
     return Converted(body=body, report=_report(losses))
 

@@ -12,25 +12,41 @@ use crate::errors::to_py;
 /// Write the request fields of `data` (a canonical session, or a JSON array of canonical
 /// messages) for `dialect`; `options` is the JSON of `{system_prompt, system_role, tools,
 /// policy, missing_result, tool_call_ids}`. Returns the body and the report, both JSON.
+/// Without `report`, the report is `None` (not written).
 #[pyfunction]
-#[pyo3(signature = (data, dialect, options=None))]
+#[pyo3(signature = (data, dialect, options=None, report=true))]
 pub fn to_request_json<'py>(
     py: Python<'py>,
     data: &[u8],
     dialect: &str,
     options: Option<&[u8]>,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    report: bool,
+) -> PyResult<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)> {
     let name = args::dialect(dialect)?;
     let convert = || {
         let options = match options {
             Some(json) => Options::from_json(json)?,
             None => Options::default(),
         };
-        request::to_request_json(data, name, &options)
+        request::to_request_body(data, name, &options, report)
     };
     let converted = detached(py, data.len(), convert);
-    let converted = converted.map_err(|e| to_py(py, &e))?;
-    Ok((PyBytes::new(py, &converted.body), PyBytes::new(py, &request::report_json(&converted.report))))
+    let (body, losses) = converted.map_err(|e| to_py(py, &e))?;
+    let losses = report.then(|| PyBytes::new(py, &request::report_json(&losses)));
+    Ok((joined(py, body.parts())?, losses))
+}
+
+/// The concatenation of `parts`, copied once, straight into the bytes object.
+fn joined<'py>(py: Python<'py>, parts: [&[u8]; 3]) -> PyResult<Bound<'py, PyBytes>> {
+    let size = parts.iter().map(|p| p.len()).sum();
+    PyBytes::new_with(py, size, |out| {
+        let mut at = 0;
+        for part in parts {
+            out[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        Ok(())
+    })
 }
 
 /// Read a request body of `dialect` into canonical session JSON (without ids and timestamps).
@@ -70,7 +86,7 @@ impl PyRequestCache {
 
     /// The request of the messages (`keys[i]` the content key of `data[i]`, their canonical
     /// JSON) for `dialect`; the same bytes and report as `to_request_json` of the same messages.
-    #[pyo3(name = "to_request_json", signature = (keys, data, dialect, options=None))]
+    #[pyo3(name = "to_request_json", signature = (keys, data, dialect, options=None, report=true))]
     #[allow(clippy::needless_pass_by_value)] // pyo3 hands the list over as a Vec
     fn convert<'py>(
         &mut self,
@@ -79,15 +95,17 @@ impl PyRequestCache {
         data: Vec<Bound<'py, PyBytes>>,
         dialect: &str,
         options: Option<&[u8]>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        report: bool,
+    ) -> PyResult<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)> {
         let name = args::dialect(dialect)?;
         if keys.len() != data.len() {
             return Err(pyo3::exceptions::PyValueError::new_err("keys and data differ in length"));
         }
         let messages: Vec<(u128, &[u8])> = keys.into_iter().zip(data.iter().map(PyBytesMethods::as_bytes)).collect();
         let inner = &mut self.inner;
-        let converted = py.detach(|| inner.to_request_json(&messages, name, options));
-        let converted = converted.map_err(|e| to_py(py, &e))?;
-        Ok((PyBytes::new(py, &converted.body), PyBytes::new(py, &request::report_json(&converted.report))))
+        let written = py.detach(|| inner.write(&messages, name, options, report));
+        let written = written.map_err(|e| to_py(py, &e))?;
+        let body = joined(py, written.parts)?;
+        Ok((body, report.then(|| PyBytes::new(py, &request::report_json(&written.report)))))
     }
 }

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
 use super::{Converted, Item, Loss, Options, Plan, Resume, Writer, plan};
 use crate::canonical::{self, Message};
@@ -43,11 +43,32 @@ pub fn content_key(json: &[u8]) -> Key {
 /// dialect at most, with one set of options or two.
 const BUILDS: usize = 8;
 
+/// The hasher of content keys: they are hashes already, so half of one is the table's hash.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // the low half of a hash
+    fn write_u128(&mut self, key: u128) {
+        self.0 = key as u64;
+    }
+}
+
 /// What was read and written for a conversation, to re-build its request after it grew.
 #[derive(Debug, Default)]
 pub struct RequestCache {
     /// Messages read, by content key.
-    messages: HashMap<Key, Message>,
+    messages: HashMap<Key, Message, BuildHasherDefault<KeyHasher>>,
     /// The last builds, the latest last.
     builds: Vec<Previous>,
 }
@@ -58,6 +79,9 @@ struct Previous {
     dialect: DialectName,
     options: Vec<u8>,
     items: Vec<ItemKey>,
+    /// The body with its conversation array empty, and where the array's elements go.
+    skeleton: Vec<u8>,
+    at: usize,
     turns: super::Turns,
     writer_report: Vec<Loss>,
 }
@@ -99,12 +123,25 @@ impl RequestCache {
         dialect: DialectName,
         options: Option<&[u8]>,
     ) -> Result<Converted, Error> {
+        let written = self.write(messages, dialect, options, true)?;
+        Ok(Converted { body: written.parts.concat(), report: written.report })
+    }
+
+    /// [`Self::to_request_json`], the body in three parts borrowed from the cache (to be copied
+    /// once, where it goes), the report only when `report` (else empty).
+    pub fn write(
+        &mut self,
+        messages: &[(Key, &[u8])],
+        dialect: DialectName,
+        options: Option<&[u8]>,
+        report: bool,
+    ) -> Result<Written<'_>, Error> {
         let options_json = options.unwrap_or_default();
         let options = if options_json.is_empty() { Options::default() } else { Options::from_json(options_json)? };
         for &(key, json) in messages {
             if let Entry::Vacant(entry) = self.messages.entry(key) {
-                entry.insert(canonical::read_tag_first(json, |input| {
-                    serde_json::from_slice::<Message>(input).map_err(|e| Error::from_serde(&e, input))
+                entry.insert(canonical::read_tag_first(json, |input, text| {
+                    canonical::parse::<Message>(input, text).map_err(|e| Error::from_serde(&e, input))
                 })?);
             }
         }
@@ -118,7 +155,14 @@ impl RequestCache {
         let previous = builds.iter().position(|b| b.dialect == dialect && b.options == options_json);
         let resume = previous.and_then(|at| resume(builds.remove(at), &items));
         let system = options.system_prompt.as_deref();
-        let built = writer.write(&plan, plan_report, system, &options, resume)?;
+        let size = messages.iter().map(|(_, json)| json.len()).sum();
+        let built = writer.write(&plan, plan_report, system, &options, resume, size)?;
+        let report = if report { built.report() } else { Vec::new() };
+        // forget the messages this conversation no longer has (an edit, a fork elsewhere)
+        if read.len() > 2 * messages.len() + 64 {
+            let used: std::collections::HashSet<Key> = keys.into_iter().collect();
+            read.retain(|key, _| used.contains(key));
+        }
         if builds.len() >= BUILDS {
             builds.remove(0);
         }
@@ -126,16 +170,22 @@ impl RequestCache {
             dialect,
             options: options_json.to_vec(),
             items,
+            skeleton: built.skeleton,
+            at: built.at,
             turns: built.turns,
             writer_report: built.writer_report,
         });
-        // forget the messages this conversation no longer has (an edit, a fork elsewhere)
-        if read.len() > 2 * messages.len() + 64 {
-            let used: std::collections::HashSet<Key> = keys.into_iter().collect();
-            read.retain(|key, _| used.contains(key));
-        }
-        Ok(built.converted)
+        let last = &builds[builds.len() - 1];
+        let (head, tail) = last.skeleton.split_at(last.at);
+        Ok(Written { parts: [head, &last.turns.array, tail], report })
     }
+}
+
+/// A request written by [`RequestCache::write`]: its body, the concatenation of `parts`.
+#[derive(Debug)]
+pub struct Written<'c> {
+    pub parts: [&'c [u8]; 3],
+    pub report: Vec<Loss>,
 }
 
 /// Where `previous` lets a build of `items` resume: at the last item that began a turn among the

@@ -51,7 +51,7 @@ use serde_json::value::RawValue;
 use crate::canonical::{self, Block, FileStatus, ImageBlock, ImageSource, Message, ModeUsed, ToolResultMessage};
 use crate::dialect::DialectName;
 use crate::error::Error;
-pub use cache::{RequestCache, content_key};
+pub use cache::{RequestCache, Written, content_key};
 pub(crate) use ids::CallIds;
 pub use ids::{IdFormat, made_up as made_up_call_id};
 pub(crate) use plan::{Item, Plan, keep_opening, plan};
@@ -338,9 +338,37 @@ pub struct Converted {
 /// Write the request fields of `input` (a canonical session, or a JSON array of canonical
 /// messages) for `dialect`.
 pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>) -> Result<Converted, Error> {
+    let (body, report) = to_request_body(input, dialect, options, true)?;
+    Ok(Converted { body: body.parts().concat(), report })
+}
+
+/// A request body in three parts (the body is their concatenation), to be copied once, where it
+/// goes.
+#[derive(Debug)]
+pub struct Body {
+    skeleton: Vec<u8>,
+    at: usize,
+    array: Vec<u8>,
+}
+
+impl Body {
+    pub fn parts(&self) -> [&[u8]; 3] {
+        let (head, tail) = self.skeleton.split_at(self.at);
+        [head, &self.array, tail]
+    }
+}
+
+/// [`to_request_json`], the body in parts, the report only when `report` (else empty).
+pub fn to_request_body(
+    input: &[u8],
+    dialect: DialectName,
+    options: &Options<'_>,
+    report: bool,
+) -> Result<(Body, Vec<Loss>), Error> {
     let first = input.iter().copied().find(|b| !b.is_ascii_whitespace());
     let (messages, session_prompt) = if first == Some(b'[') {
-        let read = |input: &[u8]| serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input));
+        let read =
+            |input: &[u8], text: Option<&str>| canonical::parse(input, text).map_err(|e| Error::from_serde(&e, input));
         let messages: Vec<Message> = canonical::read_tag_first(input, read)?;
         (messages, None)
     } else {
@@ -352,8 +380,9 @@ pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>
     let writer = Writer::of(dialect);
     let mut plan_report = Vec::new();
     let plan = plan(&messages, writer.target, options, &mut plan_report);
-    let built = writer.write(&plan, plan_report, system, options, None)?;
-    Ok(built.converted)
+    let built = writer.write(&plan, plan_report, system, options, None, input.len())?;
+    let report = if report { built.report() } else { Vec::new() };
+    Ok((Body { skeleton: built.skeleton, at: built.at, array: built.turns.array }, report))
 }
 
 /// How a dialect writes a request: its abilities, its conversation array and the body around it.
@@ -378,9 +407,20 @@ type BodyFn = for<'o> fn(Option<&str>, &Options<'o>, &mut Vec<Loss>) -> Result<V
 
 /// A build, with what the next one can resume from: the turns written and the writer's steps.
 pub(crate) struct Built {
-    pub converted: Converted,
+    /// The body with its conversation array empty, and where the array's elements go.
+    pub skeleton: Vec<u8>,
+    pub at: usize,
     pub turns: Turns,
+    pub plan_report: Vec<Loss>,
     pub writer_report: Vec<Loss>,
+    pub body_report: Vec<Loss>,
+}
+
+impl Built {
+    /// The report, in input order.
+    pub fn report(&self) -> Vec<Loss> {
+        turns::ordered(&self.plan_report, &self.writer_report, &self.body_report)
+    }
 }
 
 /// Where a build resumes: at item `from`, after `turns` (of the items before it) and their steps.
@@ -420,7 +460,8 @@ impl Writer {
         }
     }
 
-    /// The request of `plan` (whose steps are `plan_report`), from the start or resumed.
+    /// The request of `plan` (whose steps are `plan_report`), from the start or resumed;
+    /// `size` is the size of the canonical input (what the array is about to take).
     pub(crate) fn write(
         self,
         plan: &Plan<'_>,
@@ -428,23 +469,23 @@ impl Writer {
         system: Option<&str>,
         options: &Options<'_>,
         resume: Option<Resume>,
+        size: usize,
     ) -> Result<Built, Error> {
         let items = plan.items.len();
         let Resume { from, mut turns, mut writer_report } = resume.unwrap_or_else(|| Resume {
             from: 0,
-            turns: Turns::resume(Vec::new(), Vec::new(), items),
+            turns: Turns::resume(Vec::with_capacity(size), Vec::new(), items),
             writer_report: Vec::new(),
         });
         (self.turns)(plan, system, options, from, &mut writer_report, &mut turns)?;
         if from > 0 && turns.written == 0 {
             // the last turn is a kept one: the rules about the request's end may change it
-            return self.write(plan, plan_report, system, options, None);
+            return self.write(plan, plan_report, system, options, None, size);
         }
         let mut body_report = Vec::new();
         let skeleton = (self.body)(system, options, &mut body_report)?;
-        let body = turns::splice(&skeleton, self.array, &turns.array);
-        let report = turns::ordered(plan_report, &writer_report, body_report);
-        Ok(Built { converted: Converted { body, report }, turns, writer_report })
+        let at = turns::array_at(&skeleton, self.array);
+        Ok(Built { skeleton, at, turns, plan_report, writer_report, body_report })
     }
 }
 

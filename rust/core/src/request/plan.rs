@@ -95,7 +95,7 @@ pub(crate) fn plan<'a>(
 ) -> Plan<'a> {
     let mut calls: Vec<Option<Answers<'a>>> = Vec::with_capacity(messages.len());
     // The latest assistant message holding a call with each id.
-    let mut owner: HashMap<&str, usize> = HashMap::new();
+    let mut owner: HashMap<&str, usize> = HashMap::with_capacity(messages.len());
     let carries = super::Carries::of(target.dialect);
     for (i, &message) in messages.iter().enumerate() {
         let mut own = None;
@@ -195,6 +195,9 @@ pub(crate) fn plan<'a>(
 /// calls of a name that has a call without an id take their slots in call order (the others
 /// stay where they are).
 fn in_call_order_without_ids(slots: &mut [(usize, Option<usize>)], calls: &[ToolCall<'_>], ids: CallIds) {
+    if slots.len() < 2 || slots.iter().all(|&(k, _)| ids::sent(ids, &calls[k].call.id)) {
+        return; // every answer is paired by its id
+    }
     let mut by_name: HashMap<&str, (bool, Vec<usize>)> = HashMap::new();
     for (n, &(k, _)) in slots.iter().enumerate() {
         let (unsent, positions) = by_name.entry(calls[k].call.name.as_str()).or_default();

@@ -72,28 +72,23 @@ impl Turns {
     }
 }
 
-/// `body` (a request body whose conversation array `field` was written empty) with `array` as
-/// that array's elements. The array is the first `"<field>":[]` of the body: what comes before
-/// it is an object key or JSON strings, in which a quote is always escaped.
-pub(crate) fn splice(body: &[u8], field: &str, array: &[u8]) -> Vec<u8> {
+/// Where the elements of the conversation array `field` go in `body` (a request body written
+/// with that array empty): after the `[` of its first `"<field>":[]`. What comes before it is
+/// object keys and JSON strings, in which a quote is always escaped.
+pub(crate) fn array_at(body: &[u8], field: &str) -> usize {
     let needle = format!("\"{field}\":[]");
-    let Some(at) = memchr::memmem::find(body, needle.as_bytes()) else {
-        debug_assert!(false, "no empty {field} array in the body");
-        return body.to_vec();
-    };
-    let open = at + needle.len() - 1; // the closing bracket
-    let mut out = Vec::with_capacity(body.len() + array.len());
-    out.extend_from_slice(&body[..open]);
-    out.extend_from_slice(array);
-    out.extend_from_slice(&body[open..]);
-    out
+    let at = memchr::memmem::find(body, needle.as_bytes());
+    debug_assert!(at.is_some(), "no empty {field} array in the body");
+    at.map_or(body.len(), |at| at + needle.len() - 1)
 }
 
 /// The report of a build: the plan's steps, the writer's, then the body's (tools, settings),
 /// in input order (see [`super::to_request_json`]).
-pub(crate) fn ordered(mut plan: Vec<Loss>, writer: &[Loss], body: Vec<Loss>) -> Vec<Loss> {
-    plan.extend_from_slice(writer);
-    plan.extend(body);
-    plan.sort_by_key(|l| (l.message, l.block.is_none(), l.block));
-    plan
+pub(crate) fn ordered(plan: &[Loss], writer: &[Loss], body: &[Loss]) -> Vec<Loss> {
+    let mut report = Vec::with_capacity(plan.len() + writer.len() + body.len());
+    report.extend_from_slice(plan);
+    report.extend_from_slice(writer);
+    report.extend_from_slice(body);
+    report.sort_by_key(|l| (l.message, l.block.is_none(), l.block));
+    report
 }

@@ -34,8 +34,8 @@ def to_request_json(
     missing_result, tool_call_ids}``.
     Returns ``(body, report)``, both JSON (the report ``None`` without ``report``)."""
 
-def content_key(data: bytes) -> int:
-    """The 128-bit content key of a message's canonical JSON (what ``RequestCache`` keys on)."""
+def content_key(data: bytes) -> bytes:
+    """The 16-byte content key of a message's canonical JSON (what ``RequestCache`` keys on)."""
 
 @final
 class RequestCache:
@@ -46,10 +46,10 @@ class RequestCache:
     def __len__(self) -> int:
         """How many messages are kept read."""
     def to_request_json(
-        self, keys: list[int], data: list[bytes], dialect: _Dialect, options: bytes | None = None, report: bool = True
+        self, keys: bytes, data: list[bytes], dialect: _Dialect, options: bytes | None = None, report: bool = True
     ) -> tuple[bytes, bytes | None]:
-        """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys[i]`` the
-        ``content_key`` of ``data[i]``): the same ``(body, report)``."""
+        """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys`` the
+        ``content_key`` of each, joined): the same ``(body, report)``."""
 
 def from_request_json(data: bytes, dialect: _Dialect) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""

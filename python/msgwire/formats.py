@@ -77,6 +77,7 @@ and so do the harness's providers.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, get_args
 
@@ -198,13 +199,15 @@ class RequestCache:
     on) and their JSON, about three times the conversation's canonical size.
     """
 
-    __slots__ = ("_core", "_encoded")
+    __slots__ = ("_core", "_encoded", "_last")
 
     def __init__(self) -> None:
         self._core = _core.RequestCache()
         # id(message) -> (message, its canonical JSON, its content key); the message is kept so
         # that its id is not reused while the entry lives
-        self._encoded: dict[int, tuple[Message, bytes, int]] = {}
+        self._encoded: dict[int, tuple[Message, bytes, bytes]] = {}
+        # the messages of the last build, their keys joined and their JSON
+        self._last: tuple[list[Message], bytes, list[bytes]] = ([], b"", [])
 
     def __len__(self) -> int:
         """How many messages the core keeps read."""
@@ -213,20 +216,35 @@ class RequestCache:
     def _convert(
         self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
     ) -> tuple[bytes, bytes | None]:
+        sent, keys, data = self._last
+        # an agent loop's history grows at its end: the messages sent last time are compared by
+        # identity (not ==: equal values may encode differently, True and 1, 0.0 and -0.0) in
+        # one C-level pass, and only the rest looked up
+        n = len(sent)
+        if len(messages) >= n and all(map(operator.is_, messages, sent)):
+            more: list[bytes] = []
+            keys, data = keys + self._keys(messages[n:], more), data + more
+        else:
+            data = []
+            keys = self._keys(messages, data)
+        self._last = (list(messages), keys, data)
+        if len(self._encoded) > 2 * len(messages) + 64:  # forget the messages no longer sent
+            kept = {id(m) for m in messages}
+            self._encoded = {k: v for k, v in self._encoded.items() if k in kept}
+        return self._core.to_request_json(keys, data, dialect, options, report)
+
+    def _keys(self, messages: list[Message], data: list[bytes]) -> bytes:
+        """The content keys of `messages`, joined; their canonical JSON appended to `data`."""
         encoded = self._encoded
-        keys: list[int] = []
-        data: list[bytes] = []
+        keys = []
         for message in messages:
             entry = encoded.get(id(message))
-            if entry is None or entry[0] is not message:
+            if entry is None:
                 json = dumps(message)
                 entry = encoded[id(message)] = (message, json, _core.content_key(json))
             data.append(entry[1])
             keys.append(entry[2])
-        if len(encoded) > 2 * len(messages) + 64:
-            kept = {id(m) for m in messages}
-            self._encoded = {k: v for k, v in encoded.items() if k in kept}
-        return self._core.to_request_json(keys, data, dialect, options, report)
+        return b"".join(keys)
 
 
 def _convert(

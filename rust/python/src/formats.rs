@@ -58,10 +58,10 @@ pub fn from_request_json<'py>(py: Python<'py>, data: &[u8], dialect: &str) -> Py
     Ok(PyBytes::new(py, &session.map_err(|e| to_py(py, &e))?))
 }
 
-/// The content key of a message's canonical JSON (see `RequestCache`).
+/// The content key of a message's canonical JSON (see `RequestCache`), 16 bytes.
 #[pyfunction]
-pub fn content_key(data: &[u8]) -> u128 {
-    request::content_key(data)
+pub fn content_key<'py>(py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &request::content_key(data).to_le_bytes())
 }
 
 /// `msgwire_core::request::RequestCache`: the messages read and the last requests written for
@@ -84,24 +84,25 @@ impl PyRequestCache {
         self.inner.len()
     }
 
-    /// The request of the messages (`keys[i]` the content key of `data[i]`, their canonical
-    /// JSON) for `dialect`; the same bytes and report as `to_request_json` of the same messages.
+    /// The request of the messages (`data`, their canonical JSON; `keys`, the 16-byte content
+    /// key of each, joined) for `dialect`; the same bytes and report as `to_request_json`.
     #[pyo3(name = "to_request_json", signature = (keys, data, dialect, options=None, report=true))]
     #[allow(clippy::needless_pass_by_value)] // pyo3 hands the list over as a Vec
     fn convert<'py>(
         &mut self,
         py: Python<'py>,
-        keys: Vec<u128>,
+        keys: &[u8],
         data: Vec<Bound<'py, PyBytes>>,
         dialect: &str,
         options: Option<&[u8]>,
         report: bool,
     ) -> PyResult<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>)> {
         let name = args::dialect(dialect)?;
-        if keys.len() != data.len() {
-            return Err(pyo3::exceptions::PyValueError::new_err("keys and data differ in length"));
+        if keys.len() != 16 * data.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("keys must hold 16 bytes per message"));
         }
-        let messages: Vec<(u128, &[u8])> = keys.into_iter().zip(data.iter().map(PyBytesMethods::as_bytes)).collect();
+        let keys = keys.chunks_exact(16).map(|k| u128::from_le_bytes(k.try_into().unwrap_or_default()));
+        let messages: Vec<(u128, &[u8])> = keys.zip(data.iter().map(PyBytesMethods::as_bytes)).collect();
         let inner = &mut self.inner;
         let written = py.detach(|| inner.write(&messages, name, options, report));
         let written = written.map_err(|e| to_py(py, &e))?;

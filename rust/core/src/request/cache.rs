@@ -253,3 +253,70 @@ fn sent_id(plan: &Plan<'_>, call: &super::plan::ToolCall<'_>) -> u64 {
     plan.id(call).hash(&mut hasher);
     hasher.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::to_request_json as full;
+
+    fn user(id: &str, text: &str) -> String {
+        format!(r#"{{"type":"user","id":"{id}","timestamp":"t","content":[{{"type":"text","text":"{text}"}}]}}"#)
+    }
+
+    fn call(id: &str, call: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","id":"{id}","timestamp":"t","content":[{{"type":"tool_call","id":"{call}","name":"f","arguments":"{{}}"}}]}}"#
+        )
+    }
+
+    fn result(id: &str, call: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"tool_result","id":"{id}","timestamp":"t","tool_call_id":"{call}","content":[{{"type":"text","text":"{text}"}}]}}"#
+        )
+    }
+
+    /// The cache's build of `history` and a full build of it, for every dialect.
+    fn both(cache: &mut RequestCache, history: &[String]) {
+        let keyed: Vec<(Key, &[u8])> = history.iter().map(|m| (content_key(m.as_bytes()), m.as_bytes())).collect();
+        let array = format!("[{}]", history.join(","));
+        for dialect in [
+            DialectName::OpenAi,
+            DialectName::Anthropic,
+            DialectName::Gemini,
+            DialectName::OpenAiResponses,
+            DialectName::Ollama,
+        ] {
+            let options = br#"{"system_prompt":"be brief"}"#;
+            let cached = cache.to_request_json(&keyed, dialect, Some(options)).expect("converts");
+            let expected =
+                full(array.as_bytes(), dialect, &Options::from_json(options).expect("reads")).expect("converts");
+            assert_eq!(String::from_utf8_lossy(&cached.body), String::from_utf8_lossy(&expected.body), "{dialect:?}");
+            assert_eq!(cached.report, expected.report, "{dialect:?}");
+        }
+    }
+
+    #[test]
+    fn a_growing_history_edited_in_place_builds_as_from_scratch() {
+        let mut cache = RequestCache::new();
+        let mut history = vec![user("u1", "hi"), call("a1", "c1")];
+        both(&mut cache, &history); // the call's placeholder
+        history.push(result("r1", "c1", "one"));
+        both(&mut cache, &history); // the placeholder replaced by the result
+        history.push(user("u2", "next"));
+        history.push(call("a2", "c1")); // a repeated id: rewritten
+        both(&mut cache, &history);
+        history[2] = result("r1", "c1", "edited"); // same id, other content
+        both(&mut cache, &history);
+        history.truncate(2); // a fork of the start
+        history.push(user("u3", "other"));
+        both(&mut cache, &history);
+        assert_eq!(cache.len(), 7, "every content read once, none forgotten yet");
+    }
+
+    #[test]
+    fn content_keys_differ_with_the_content() {
+        assert_eq!(content_key(b"abc"), content_key(b"abc"));
+        assert_ne!(content_key(b"abc"), content_key(b"abd"));
+        assert_ne!(content_key(b""), content_key(b" "));
+    }
+}

@@ -33,20 +33,7 @@ pub fn to_request_json<'py>(
     let converted = detached(py, data.len(), convert);
     let (body, losses) = converted.map_err(|e| to_py(py, &e))?;
     let losses = report.then(|| PyBytes::new(py, &request::report_json(&losses)));
-    Ok((joined(py, body.parts())?, losses))
-}
-
-/// The concatenation of `parts`, copied once, straight into the bytes object.
-fn joined<'py>(py: Python<'py>, parts: [&[u8]; 3]) -> PyResult<Bound<'py, PyBytes>> {
-    let size = parts.iter().map(|p| p.len()).sum();
-    PyBytes::new_with(py, size, |out| {
-        let mut at = 0;
-        for part in parts {
-            out[at..at + part.len()].copy_from_slice(part);
-            at += part.len();
-        }
-        Ok(())
-    })
+    Ok((PyBytes::new(py, &body), losses))
 }
 
 /// Read a request body of `dialect` into canonical session JSON (without ids and timestamps).
@@ -106,7 +93,7 @@ impl PyRequestCache {
         let inner = &mut self.inner;
         let written = py.detach(|| inner.write(&messages, name, options, report));
         let written = written.map_err(|e| to_py(py, &e))?;
-        let body = joined(py, written.parts)?;
+        let body = PyBytes::new(py, written.body);
         Ok((body, report.then(|| PyBytes::new(py, &request::report_json(&written.report)))))
     }
 }

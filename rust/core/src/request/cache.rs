@@ -79,9 +79,7 @@ struct Previous {
     dialect: DialectName,
     options: Vec<u8>,
     items: Vec<ItemKey>,
-    /// The body with its conversation array empty, and where the array's elements go.
-    skeleton: Vec<u8>,
-    at: usize,
+    /// The body, and where each item began a turn in it.
     turns: super::Turns,
     writer_report: Vec<Loss>,
 }
@@ -124,11 +122,11 @@ impl RequestCache {
         options: Option<&[u8]>,
     ) -> Result<Converted, Error> {
         let written = self.write(messages, dialect, options, true)?;
-        Ok(Converted { body: written.parts.concat(), report: written.report })
+        Ok(Converted { body: written.body.to_vec(), report: written.report })
     }
 
-    /// [`Self::to_request_json`], the body in three parts borrowed from the cache (to be copied
-    /// once, where it goes), the report only when `report` (else empty).
+    /// [`Self::to_request_json`], the body borrowed from the cache (to be copied once, where it
+    /// goes), the report only when `report` (else empty).
     pub fn write(
         &mut self,
         messages: &[(Key, &[u8])],
@@ -170,21 +168,17 @@ impl RequestCache {
             dialect,
             options: options_json.to_vec(),
             items,
-            skeleton: built.skeleton,
-            at: built.at,
             turns: built.turns,
             writer_report: built.writer_report,
         });
-        let last = &builds[builds.len() - 1];
-        let (head, tail) = last.skeleton.split_at(last.at);
-        Ok(Written { parts: [head, &last.turns.array, tail], report })
+        Ok(Written { body: &builds[builds.len() - 1].turns.array, report })
     }
 }
 
-/// A request written by [`RequestCache::write`]: its body, the concatenation of `parts`.
+/// A request written by [`RequestCache::write`].
 #[derive(Debug)]
 pub struct Written<'c> {
-    pub parts: [&'c [u8]; 3],
+    pub body: &'c [u8],
     pub report: Vec<Loss>,
 }
 
@@ -200,7 +194,7 @@ fn resume(previous: Previous, items: &[ItemKey]) -> Option<Resume> {
     let mut starts = turns.starts;
     starts.truncate(from);
     writer_report.truncate(start.report);
-    Some(Resume { from, turns: super::Turns::resume(array, starts, items.len()), writer_report })
+    Some(Resume { from, turns: super::Turns::resume(array, turns.base, starts, items.len()), writer_report })
 }
 
 /// The key of each item of `plan` (`keys`: the content key of each message).

@@ -339,32 +339,16 @@ pub struct Converted {
 /// messages) for `dialect`.
 pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>) -> Result<Converted, Error> {
     let (body, report) = to_request_body(input, dialect, options, true)?;
-    Ok(Converted { body: body.parts().concat(), report })
+    Ok(Converted { body, report })
 }
 
-/// A request body in three parts (the body is their concatenation), to be copied once, where it
-/// goes.
-#[derive(Debug)]
-pub struct Body {
-    skeleton: Vec<u8>,
-    at: usize,
-    array: Vec<u8>,
-}
-
-impl Body {
-    pub fn parts(&self) -> [&[u8]; 3] {
-        let (head, tail) = self.skeleton.split_at(self.at);
-        [head, &self.array, tail]
-    }
-}
-
-/// [`to_request_json`], the body in parts, the report only when `report` (else empty).
+/// [`to_request_json`], the report only when `report` (else empty).
 pub fn to_request_body(
     input: &[u8],
     dialect: DialectName,
     options: &Options<'_>,
     report: bool,
-) -> Result<(Body, Vec<Loss>), Error> {
+) -> Result<(Vec<u8>, Vec<Loss>), Error> {
     let first = input.iter().copied().find(|b| !b.is_ascii_whitespace());
     let (messages, session_prompt) = if first == Some(b'[') {
         let read =
@@ -382,7 +366,7 @@ pub fn to_request_body(
     let plan = plan(&messages, writer.target, options, &mut plan_report);
     let built = writer.write(&plan, plan_report, system, options, None, input.len())?;
     let report = if report { built.report() } else { Vec::new() };
-    Ok((Body { skeleton: built.skeleton, at: built.at, array: built.turns.array }, report))
+    Ok((built.turns.array, report))
 }
 
 /// How a dialect writes a request: its abilities, its conversation array and the body around it.
@@ -407,9 +391,7 @@ type BodyFn = for<'o> fn(Option<&str>, &Options<'o>, &mut Vec<Loss>) -> Result<V
 
 /// A build, with what the next one can resume from: the turns written and the writer's steps.
 pub(crate) struct Built {
-    /// The body with its conversation array empty, and where the array's elements go.
-    pub skeleton: Vec<u8>,
-    pub at: usize,
+    /// The body (`turns.array`), and where each item began a turn in it.
     pub turns: Turns,
     pub plan_report: Vec<Loss>,
     pub writer_report: Vec<Loss>,
@@ -472,9 +454,14 @@ impl Writer {
         size: usize,
     ) -> Result<Built, Error> {
         let items = plan.items.len();
+        let mut body_report = Vec::new();
+        let skeleton = (self.body)(system, options, &mut body_report)?;
+        let (head, tail) = skeleton.split_at(turns::array_at(&skeleton, self.array));
+        // a build resumes after the same head (the same options write the same one)
+        let resume = resume.filter(|r| r.turns.array.get(..r.turns.base) == Some(head));
         let Resume { from, mut turns, mut writer_report } = resume.unwrap_or_else(|| Resume {
             from: 0,
-            turns: Turns::resume(Vec::with_capacity(size), Vec::new(), items),
+            turns: Turns::new(head, size + tail.len(), items),
             writer_report: Vec::new(),
         });
         (self.turns)(plan, system, options, from, &mut writer_report, &mut turns)?;
@@ -482,14 +469,12 @@ impl Writer {
             // the last turn is a kept one: the rules about the request's end may change it
             return self.write(plan, plan_report, system, options, None, size);
         }
-        let mut body_report = Vec::new();
-        let skeleton = (self.body)(system, options, &mut body_report)?;
-        let at = turns::array_at(&skeleton, self.array);
-        Ok(Built { skeleton, at, turns, plan_report, writer_report, body_report })
+        turns.finish(tail);
+        Ok(Built { turns, plan_report, writer_report, body_report })
     }
 }
 
-/// A conversation array written empty (its turns are spliced in: see [`turns::splice`]).
+/// A conversation array written empty (the turns go between its brackets: see [`Turns`]).
 pub(crate) struct EmptyArray;
 
 impl Serialize for EmptyArray {

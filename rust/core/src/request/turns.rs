@@ -5,7 +5,8 @@
 //! is what lets a request be re-built from a prefix ([`super::cache`]): the bytes of the turns
 //! before an item that began one depend only on the items before it, so a build that shares
 //! those items can keep them and write the rest. The body around the array (system prompt,
-//! tools, settings) is written apart, with an empty array that [`splice`] fills.
+//! tools, settings) is written first with the array empty ([`array_at`] finds where its
+//! elements go): the turns are written after its head, then its tail, into one buffer.
 
 use serde::Serialize;
 
@@ -19,10 +20,14 @@ pub(crate) struct Start {
     pub report: usize,
 }
 
-/// The turns written so far (comma-separated, without the brackets), and where items began one.
+/// The body being written: what comes before the conversation array's elements (the head: the
+/// settings and fields before it, and its `[`), then the turns written so far (comma-separated),
+/// and where items began one. [`Turns::finish`] adds the rest of the body.
 #[derive(Debug, Default)]
 pub(crate) struct Turns {
     pub array: Vec<u8>,
+    /// The head's length: where the first turn goes.
+    pub base: usize,
     /// Per plan item: where it began a turn, when it did and a turn was written before it (an
     /// item that opens the array is no place to resume: the opening rules look at it).
     pub starts: Vec<Option<Start>>,
@@ -31,23 +36,33 @@ pub(crate) struct Turns {
 }
 
 impl Turns {
-    /// Turns resumed after `array` (the turns of the items before `from`), or empty.
-    pub fn resume(array: Vec<u8>, starts: Vec<Option<Start>>, items: usize) -> Self {
-        let mut starts = starts;
+    /// No turn yet: the body's `head`, with room for `size` bytes more.
+    pub fn new(head: &[u8], size: usize, items: usize) -> Self {
+        let mut array = Vec::with_capacity(head.len() + size);
+        array.extend_from_slice(head);
+        Self { array, base: head.len(), starts: vec![None; items], written: 0 }
+    }
+
+    /// Turns resumed after `array` (the head and the turns of the items before `from`).
+    pub fn resume(array: Vec<u8>, base: usize, mut starts: Vec<Option<Start>>, items: usize) -> Self {
         starts.resize(items, None);
-        Self { array, starts, written: 0 }
+        Self { array, base, starts, written: 0 }
+    }
+
+    fn has_turns(&self) -> bool {
+        self.array.len() > self.base
     }
 
     /// Item `item` begins a new turn (`report` is the report's length when it was reached).
     pub fn begin(&mut self, item: usize, report: usize) {
-        if !self.array.is_empty() {
+        if self.has_turns() {
             self.starts[item] = Some(Start { offset: self.array.len(), report });
         }
     }
 
     /// Write a closed turn.
     pub fn push<T: Serialize>(&mut self, turn: &T) -> Result<(), Error> {
-        if !self.array.is_empty() {
+        if self.has_turns() {
             self.array.push(b',');
         }
         serde_json::to_writer(&mut self.array, turn).map_err(|e| Error::write(&e))?;
@@ -58,17 +73,21 @@ impl Turns {
     /// Put `turn` first (a turn the opening rules add once every item is written).
     pub fn prepend<T: Serialize>(&mut self, turn: &T) -> Result<(), Error> {
         let mut first = to_vec(turn)?;
-        if !self.array.is_empty() {
+        if self.has_turns() {
             first.push(b',');
         }
         let shift = first.len();
-        first.extend_from_slice(&self.array);
-        self.array = first;
+        self.array.splice(self.base..self.base, first);
         for start in self.starts.iter_mut().flatten() {
             start.offset += shift;
         }
         self.written += 1;
         Ok(())
+    }
+
+    /// The body: the turns, then `tail` (the rest of the body after the array's elements).
+    pub fn finish(&mut self, tail: &[u8]) {
+        self.array.extend_from_slice(tail);
     }
 }
 

@@ -4,6 +4,7 @@ bytes and the report of a build from scratch, whatever happened to the history i
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import msgspec
@@ -160,3 +161,24 @@ def test_a_session_and_a_request_use_their_system_prompt_tools_and_settings() ->
 def test_a_cache_of_another_kind_is_refused() -> None:
     with pytest.raises(TypeError, match="RequestCache"):
         to_request_json(_loop(), "openai", cache={})  # type: ignore[arg-type]
+
+
+def test_builds_from_two_threads_take_turns() -> None:
+    history = _loop()
+    cache = RequestCache()
+    expected = {n: to_request_json(history[:n], "openai") for n in range(1, len(history) + 1)}
+    failures: list[BaseException] = []
+
+    def grow() -> None:
+        try:
+            for n in range(1, len(history) + 1):
+                assert to_request_json(history[:n], "openai", cache=cache) == expected[n]
+        except BaseException as failure:  # reported by the main thread
+            failures.append(failure)
+
+    threads = [threading.Thread(target=grow) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []

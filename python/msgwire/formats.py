@@ -78,6 +78,7 @@ and so do the harness's providers.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, get_args
 
@@ -198,10 +199,11 @@ class RequestCache:
     Memory: the messages of the conversation's latest build (older ones are let go as it moves
     on) and their JSON, about three times the conversation's canonical size. ``to_request``
     still decodes the whole body into dicts each time (1.5 ms for a 1 MB body): send
-    ``to_request_json``'s bytes where you can (the harness's providers do).
+    ``to_request_json``'s bytes where you can (the harness's providers do). Builds from several
+    threads take turns (a lock): a cache is one conversation's.
     """
 
-    __slots__ = ("_core", "_encoded", "_last")
+    __slots__ = ("_core", "_encoded", "_last", "_lock")
 
     def __init__(self) -> None:
         self._core = _core.RequestCache()
@@ -210,12 +212,19 @@ class RequestCache:
         self._encoded: dict[int, tuple[Message, bytes, bytes]] = {}
         # the messages of the last build, their keys joined and their JSON
         self._last: tuple[list[Message], bytes, list[bytes]] = ([], b"", [])
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         """How many messages the core keeps read."""
         return len(self._core)
 
     def _convert(
+        self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
+    ) -> tuple[bytes, bytes | None]:
+        with self._lock:
+            return self._build(messages, dialect, options, report)
+
+    def _build(
         self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
     ) -> tuple[bytes, bytes | None]:
         sent, keys, data = self._last

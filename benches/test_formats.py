@@ -2,11 +2,13 @@
 conversion people write by hand (Python dicts, then ``json.dumps``), same session, same run.
 
 Group ``to-request-openai``: msgwire writes the Chat Completions ``messages`` in Rust from the
-canonical JSON; the hand-written version walks the Structs and builds the same dicts; and
-pydantic-ai maps the same conversation (its own message types, from ``benches.workload``) with
-``OpenAIChatModel._map_messages``, the step it runs before every request, then ``json.dumps``
-as its client does. The untimed checks compare the payloads after decoding, so all do the same
-work.
+canonical JSON; ``rebuild_after_one_append`` is the same call after one message was appended,
+with the conversation's ``formats.RequestCache`` (what the agent loop does each step: its ratio
+is printed below 1, the fraction of a full build it costs); the hand-written version walks the
+Structs and builds the same dicts; and pydantic-ai maps the same conversation (its own message
+types, from ``benches.workload``) with ``OpenAIChatModel._map_messages``, the step it runs
+before every request, then ``json.dumps`` as its client does. The untimed checks compare the
+payloads after decoding, so all do the same work.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ import asyncio
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 import msgwire
 from benches.workload import build
+
+# rounds of the re-build bench (each needs its own set-up build): fewer under --benchmark-disable
+ROUNDS = 200
 
 
 def _by_hand(session: msgwire.Session) -> bytes:
@@ -67,6 +73,22 @@ def session() -> msgwire.Session:
 def test_to_request_openai_msgwire(benchmark: Any, session: msgwire.Session) -> None:
     body = benchmark(msgwire.formats.to_request_json, session, "openai")
     assert len(json.loads(body)["messages"]) > 800
+
+
+@pytest.mark.benchmark(group="to-request-openai")
+def test_to_request_openai_rebuild_after_one_append(benchmark: Any, session: msgwire.Session) -> None:
+    """What an agent loop pays each step: the request of the session re-built, with the
+    conversation's ``RequestCache``, after its last message was appended to the 899 before it
+    (each round starts from a cache that just built the 899)."""
+    cache = msgwire.formats.RequestCache()
+    before = msgspec.structs.replace(session, messages=session.messages[:-1])
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        msgwire.formats.to_request_json(before, "openai", cache=cache)
+        return (session, "openai"), {"cache": cache}
+
+    body = benchmark.pedantic(msgwire.formats.to_request_json, setup=setup, rounds=ROUNDS)
+    assert body == msgwire.formats.to_request_json(session, "openai")
 
 
 @pytest.mark.benchmark(group="to-request-openai")

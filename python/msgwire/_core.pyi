@@ -11,10 +11,12 @@ __all__ = [
     "Decoder",
     "NDJSONParser",
     "PartialArgs",
+    "RequestCache",
     "SSEParser",
     "SSEPending",
     "__version__",
     "attach_marks",
+    "content_key",
     "from_request_json",
     "from_response_json",
     "normalize_session",
@@ -42,11 +44,30 @@ class PartialArgs:
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[Any, tuple[Any]]: ...
 
-def to_request_json(data: bytes, dialect: _Dialect, options: bytes | None = None) -> tuple[bytes, bytes]:
+def to_request_json(
+    data: bytes, dialect: _Dialect, options: bytes | None = None, report: bool = True
+) -> tuple[bytes, bytes | None]:
     """The request-body fields of a canonical session (or a JSON array of messages) for
     ``dialect``; ``options`` is the JSON of ``{system_prompt, system_role, tools, policy,
     missing_result, tool_call_ids}``.
-    Returns ``(body, report)``, both JSON."""
+    Returns ``(body, report)``, both JSON (the report ``None`` without ``report``)."""
+
+def content_key(data: bytes) -> bytes:
+    """The 16-byte content key of a message's canonical JSON (what ``RequestCache`` keys on)."""
+
+@final
+class RequestCache:
+    """The messages read and the last requests written for one conversation: re-building its
+    request after it grew writes only what is new (``msgwire.formats.RequestCache`` holds one)."""
+
+    def __init__(self) -> None: ...
+    def __len__(self) -> int:
+        """How many messages are kept read."""
+    def to_request_json(
+        self, keys: bytes, data: list[bytes], dialect: _Dialect, options: bytes | None = None, report: bool = True
+    ) -> tuple[bytes, bytes | None]:
+        """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys`` the
+        ``content_key`` of each, joined): the same ``(body, report)``."""
 
 def from_request_json(data: bytes, dialect: _Dialect) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""

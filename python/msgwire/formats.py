@@ -77,6 +77,8 @@ and so do the harness's providers.
 
 from __future__ import annotations
 
+import operator
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, get_args
 
@@ -115,6 +117,7 @@ __all__ = [
     "DIALECTS",
     "EMPTY_MESSAGE",
     "MISSING_RESULT",
+    "RequestCache",
     "convert_request",
     "convert_response",
     "from_request",
@@ -181,6 +184,80 @@ def _settings(request: Request) -> _Settings | None:
     return settings if settings != _Settings() else None
 
 
+class RequestCache:
+    """What the requests of one growing conversation have in common, kept between builds:
+    pass the same one to every ``to_request``/``to_request_json``/``convert_request`` of a
+    conversation (``cache=``), and a build after an append writes only what is new.
+
+    It keeps each message's canonical JSON (encoded once per message object: messages are
+    frozen, so one object always has the same content) and, in the Rust core, each message
+    read, keyed by a 128-bit hash of that JSON, and the last request written per dialect and
+    options, turn by turn. A build re-runs the whole-history steps (results moved after their
+    calls, placeholders, repeated ids rewritten) and writes again from the first turn that
+    differs from the last build: an edited, approved or removed message (same id, other
+    content) is never served stale. The bytes and report are those of a build without a cache.
+    Memory: the messages of the conversation's latest build (older ones are let go as it moves
+    on) and their JSON, about three times the conversation's canonical size. ``to_request``
+    still decodes the whole body into dicts each time (1.5 ms for a 1 MB body): send
+    ``to_request_json``'s bytes where you can (the harness's providers do). Builds from several
+    threads take turns (a lock): a cache is one conversation's.
+    """
+
+    __slots__ = ("_core", "_encoded", "_last", "_lock")
+
+    def __init__(self) -> None:
+        self._core = _core.RequestCache()
+        # id(message) -> (message, its canonical JSON, its content key); the message is kept so
+        # that its id is not reused while the entry lives
+        self._encoded: dict[int, tuple[Message, bytes, bytes]] = {}
+        # the messages of the last build, their keys joined and their JSON
+        self._last: tuple[list[Message], bytes, list[bytes]] = ([], b"", [])
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many messages the core keeps read."""
+        return len(self._core)
+
+    def _convert(
+        self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
+    ) -> tuple[bytes, bytes | None]:
+        with self._lock:
+            return self._build(messages, dialect, options, report)
+
+    def _build(
+        self, messages: list[Message], dialect: Dialect, options: bytes | None, report: bool
+    ) -> tuple[bytes, bytes | None]:
+        sent, keys, data = self._last
+        # an agent loop's history grows at its end: the messages sent last time are compared by
+        # identity (not ==: equal values may encode differently, True and 1, 0.0 and -0.0) in
+        # one C-level pass, and only the rest looked up
+        n = len(sent)
+        if len(messages) >= n and all(map(operator.is_, messages, sent)):
+            more: list[bytes] = []
+            keys, data = keys + self._keys(messages[n:], more), data + more
+        else:
+            data = []
+            keys = self._keys(messages, data)
+        self._last = (list(messages), keys, data)
+        if len(self._encoded) > 2 * len(messages) + 64:  # forget the messages no longer sent
+            kept = {id(m) for m in messages}
+            self._encoded = {k: v for k, v in self._encoded.items() if k in kept}
+        return self._core.to_request_json(keys, data, dialect, options, report)
+
+    def _keys(self, messages: list[Message], data: list[bytes]) -> bytes:
+        """The content keys of `messages`, joined; their canonical JSON appended to `data`."""
+        encoded = self._encoded
+        keys = []
+        for message in messages:
+            entry = encoded.get(id(message))
+            if entry is None:
+                json = dumps(message)
+                entry = encoded[id(message)] = (message, json, _core.content_key(json))
+            data.append(entry[1])
+            keys.append(entry[2])
+        return b"".join(keys)
+
+
 def _convert(
     source: Session | Sequence[Message] | Request,
     dialect: Dialect,
@@ -190,21 +267,35 @@ def _convert(
     policy: Policy | None,
     missing_result: str,
     tool_call_ids: ToolCallIds | None,
-) -> tuple[bytes, bytes]:
+    cache: RequestCache | None = None,
+    report: bool = False,
+) -> tuple[bytes, bytes | None]:
     if system_role not in ("system", "developer"):
         raise ValueError(f"system_role must be 'system' or 'developer', got {system_role!r}")
     if tool_call_ids is not None and tool_call_ids not in get_args(ToolCallIds):
         raise ValueError(f"tool_call_ids must be one of {get_args(ToolCallIds)} or None, got {tool_call_ids!r}")
     if not isinstance(missing_result, str):
         raise TypeError(f"missing_result must be a str, got {type(missing_result).__name__}")
+    if cache is not None and not isinstance(cache, RequestCache):
+        raise TypeError(f"cache must be a formats.RequestCache, got {type(cache).__name__}")
     settings = None
+    messages: list[Message] | None = None
+    data = b""
     if isinstance(source, Request):
         settings = _settings(source)
         system_prompt = source.system_prompt if system_prompt is None else system_prompt
         tools = source.tools if tools is None else tools
-        data = dumps(_messages(source.messages))
+        messages = _messages(source.messages)
+    elif isinstance(source, Session):
+        if cache is not None:
+            system_prompt = source.system_prompt if system_prompt is None else system_prompt
+            messages = source.messages
+        else:
+            data = dumps(source)
     else:
-        data = dumps(source if isinstance(source, Session) else _messages(source))
+        messages = _messages(source)
+    if cache is None and messages is not None:
+        data = dumps(messages)
     text = None if missing_result == MISSING_RESULT else missing_result
     options = None
     given = (system_prompt, policy, text, tool_call_ids, settings)
@@ -219,7 +310,9 @@ def _convert(
             settings=settings,
         )
         options = _options_encoder.encode(opts)
-    return _core.to_request_json(data, dialect, options)
+    if cache is not None and messages is not None:
+        return cache._convert(messages, dialect, options, report)
+    return _core.to_request_json(data, dialect, options, report)
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
@@ -251,8 +344,8 @@ def _messages(source: object) -> list[Message]:
     return messages
 
 
-def _report(raw: bytes) -> LossReport:
-    return _report_decoder.decode(b'{"entries":' + raw + b"}")
+def _report(raw: bytes | None) -> LossReport:
+    return _report_decoder.decode(b'{"entries":' + (raw or b"[]") + b"}")
 
 
 def convert_request(
@@ -265,6 +358,7 @@ def convert_request(
     policy: Policy | None = None,
     missing_result: str = MISSING_RESULT,
     tool_call_ids: ToolCallIds | None = None,
+    cache: RequestCache | None = None,
 ) -> Converted:
     """The request body of ``source`` for ``dialect`` (written in Rust) with the report of every
     lossy step: ``Converted(body, report)``, ``.dict()`` the body decoded.
@@ -279,9 +373,12 @@ def convert_request(
     dialect when it is stricter (``"mistral"`` for Mistral's OpenAI-compatible API,
     ``"anthropic"`` for a proxy to Claude). Raises ``ValueError`` for an unknown dialect,
     ``TypeError`` for a source of another kind, and ``DecodeError`` when the conversion is
-    refused (``Policy(malformed_arguments="error")``).
+    refused (``Policy(malformed_arguments="error")``). ``cache``, a ``RequestCache`` kept with the
+    conversation, makes the build after an append write only what is new (the same bytes).
     """
-    body, losses = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
+    body, losses = _convert(
+        source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids, cache, report=True
+    )
     return Converted(body=body, report=_report(losses))
 
 
@@ -295,9 +392,10 @@ def to_request_json(
     policy: Policy | None = None,
     missing_result: str = MISSING_RESULT,
     tool_call_ids: ToolCallIds | None = None,
+    cache: RequestCache | None = None,
 ) -> bytes:
     """``convert_request(...).body``: the request body as JSON bytes (without the report)."""
-    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
+    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids, cache)
     return body
 
 
@@ -311,10 +409,11 @@ def to_request(
     policy: Policy | None = None,
     missing_result: str = MISSING_RESULT,
     tool_call_ids: ToolCallIds | None = None,
+    cache: RequestCache | None = None,
 ) -> dict[str, Any]:
     """``convert_request(...).dict()``: the request body as a dict, to pass as keyword arguments
     to the provider's SDK."""
-    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids)
+    body, _ = _convert(source, dialect, system_prompt, system_role, tools, policy, missing_result, tool_call_ids, cache)
     return _dict_decoder.decode(body)
 
 

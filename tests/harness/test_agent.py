@@ -370,3 +370,31 @@ def test_build_context_decides_what_the_model_sees(scripted: ScriptedServer) -> 
     assert first.json()["messages"] == [{"role": "user", "content": "Explore the universe!"}]
     assert second.json()["messages"][-1] == {"role": "assistant", "content": "Exploring."}
     assert seen == [0, 1]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_step_writes_its_request_from_the_agents_cache(scripted: ScriptedServer, dialect: str) -> None:
+    """The loop keeps one formats.RequestCache for its conversation: every message it sent was
+    read into it once, and each body sent is the body of a build without a cache."""
+    scripted.add(reply(TWO_CALLS), reply("done"))
+    with (
+        connect(dialect, scripted) as provider,
+        Agent(provider, tools=Tools().registry, approver=approve_all, max_tokens=200) as agent,
+    ):
+        agent.run("Read notes.txt, then delete it.")
+        second = scripted.wait(2)[1]
+        history = list(agent.build_context(agent.conversation).messages[:-1])  # the reply came after
+    # the user message, the calls, their two results: each read once, in the agent's cache
+    assert len(history) == 4
+    assert len(agent.request_cache) == 4
+    array = _ARRAY[dialect]
+    assert msgwire.formats.to_request(history, dialect)[array] == second.json()[array]
+
+
+_ARRAY = {
+    "openai": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+    "gemini": "contents",
+    "ollama": "messages",
+}

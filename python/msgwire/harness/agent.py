@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -61,6 +62,7 @@ import msgspec
 
 from msgwire import context as wire_context
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError, UsageError
+from msgwire.formats import RequestCache
 from msgwire.types import (
     AssistantMessage,
     ContentBlock,
@@ -146,6 +148,14 @@ class _Recording:
         return entry
 
 
+def _takes_cache(provider: Provider) -> bool:
+    """Whether ``provider.stream`` takes a ``formats.RequestCache`` (``cache=``)."""
+    try:
+        return "cache" in inspect.signature(provider.stream).parameters
+    except (TypeError, ValueError):  # no signature to read
+        return False
+
+
 class Agent:
     """The loop (see the module docs). Keyword options:
 
@@ -204,6 +214,11 @@ class Agent:
         if conversation is not None and system_prompt is not None:
             raise ValueError("give the system prompt to the conversation, or no conversation")
         self.provider = provider
+        #: The requests of this conversation (``formats.RequestCache``), kept between steps so
+        #: that each step's body is written from where the history changed (for a provider whose
+        #: ``stream`` takes one: ``HTTPProvider`` and its subclasses).
+        self.request_cache = RequestCache()
+        self._sends = {"cache": self.request_cache} if _takes_cache(provider) else {}
         self.model = model
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
         self._policy = check_policy(policy) if policy is not None else None
@@ -554,7 +569,7 @@ class Agent:
         stream: Any = None
         try:
             if io.sync:
-                stream = self.provider.stream(request)
+                stream = self.provider.stream(request, **self._sends)
                 if emit is None:
                     for _ in stream:
                         pass
@@ -564,7 +579,7 @@ class Agent:
                         if io.pump:
                             await asyncio.sleep(0)
             else:
-                stream = await self.provider.astream(request)
+                stream = await self.provider.astream(request, **self._sends)
                 async for event in stream:
                     if emit is not None:
                         emit(event)

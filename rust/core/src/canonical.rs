@@ -631,7 +631,9 @@ impl<'de, T: TagFirst> Visitor<'de> for TagFirstVisitor<T> {
 /// a `type` this version knows (what `python/msgwire` and this crate write); when one does not
 /// (an unknown type kept raw, another key first) or the input is in error, `read` runs again the
 /// general way, which scans each object once more to keep it raw and reports errors in place.
-pub fn read_tag_first<T>(input: &[u8], read: impl Fn(&[u8]) -> Result<T, Error>) -> Result<T, Error> {
+/// `read` is given the input as text too when it is valid UTF-8 (checked once here): reading
+/// from text, `serde_json` does not check each string again ([`parse`] does that).
+pub fn read_tag_first<T>(input: &[u8], read: impl Fn(&[u8], Option<&str>) -> Result<T, Error>) -> Result<T, Error> {
     struct Reset;
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -640,17 +642,25 @@ pub fn read_tag_first<T>(input: &[u8], read: impl Fn(&[u8]) -> Result<T, Error>)
     }
     // The one pass skips unknown fields without checking their bytes; the general read refuses
     // invalid UTF-8 anywhere, so such input goes to it alone.
-    if std::str::from_utf8(input).is_err() {
-        return read(input);
-    }
+    let Ok(text) = std::str::from_utf8(input) else {
+        return read(input, None);
+    };
     let fast = {
         let _reset = Reset;
         TAG_FIRST.set(true);
-        read(input)
+        read(input, Some(text))
     };
     match fast {
         Ok(value) => Ok(value),
-        Err(_) => read(input),
+        Err(_) => read(input, Some(text)),
+    }
+}
+
+/// A value read from `input` (from `text`, the same input known to be UTF-8, when given).
+pub fn parse<T: serde::de::DeserializeOwned>(input: &[u8], text: Option<&str>) -> Result<T, serde_json::Error> {
+    match text {
+        Some(text) => serde_json::from_str(text),
+        None => serde_json::from_slice(input),
     }
 }
 
@@ -731,8 +741,8 @@ pub fn read_session(input: &[u8]) -> Result<Session, Error> {
     read_tag_first(input, read_session_with)
 }
 
-fn read_session_with(input: &[u8]) -> Result<Session, Error> {
-    let session = serde_json::from_slice(input).map_err(|e| {
+fn read_session_with(input: &[u8], text: Option<&str>) -> Result<Session, Error> {
+    let session = parse(input, text).map_err(|e| {
         let mut error = Error::from_serde(&e, input);
         if e.is_eof() {
             error.offset = Some(input.len()); // where more input was expected (serde_json: the last byte)
@@ -777,7 +787,7 @@ mod tests {
 
     /// The general read alone (no one-pass attempt), written back.
     fn roundtrip_general(json: &str) -> String {
-        let session = read_session_with(json.as_bytes()).expect("reads");
+        let session = read_session_with(json.as_bytes(), None).expect("reads");
         String::from_utf8(write(&session).expect("writes")).expect("utf-8")
     }
 
@@ -803,7 +813,7 @@ mod tests {
         let invalid =
             [head.as_bytes(), b"{\"type\":\"user\",\"id\":\"u\",\"timestamp\":\"t\",\"x\":\"\xc7o\"}]}"].concat();
         assert!(
-            read_tag_first(&invalid, |input| serde_json::from_slice::<Vec<Message>>(
+            read_tag_first(&invalid, |input, _| serde_json::from_slice::<Vec<Message>>(
                 &input[head.len() - 1..input.len() - 1]
             )
             .map_err(|e| Error::from_serde(&e, input)))
@@ -811,7 +821,7 @@ mod tests {
         );
         // errors are the general read's, with its offsets
         let broken = format!("{head}{{\"type\":\"user\",\"id\":1}}]}}");
-        assert_eq!(read_session(broken.as_bytes()).err(), read_session_with(broken.as_bytes()).err());
+        assert_eq!(read_session(broken.as_bytes()).err(), read_session_with(broken.as_bytes(), None).err());
         assert!(!TAG_FIRST.get());
     }
 

@@ -23,7 +23,7 @@ mod _core {
     #[pymodule_export]
     use crate::decoder::PyDecoder;
     #[pymodule_export]
-    use crate::formats::{from_request_json, to_request_json};
+    use crate::formats::{PyRequestCache, content_key, from_request_json, to_request_json};
     #[pymodule_export]
     use crate::marks::{PartialArgs, attach_marks};
     #[pymodule_export]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from ...errors import ProviderError, StreamError, TransportError, ValidationError
-from ...formats import convert_request, from_response
+from ...formats import RequestCache, convert_request, from_response
 from ...stream import AsyncStream, Stream
 from ...types import (
     AssistantMessage,
@@ -362,13 +362,22 @@ class HTTPProvider:
             extra = Extra(dialect=self.dialect, fields=fields)
         return msgspec.structs.replace(request, model=model, stream=stream, extra=extra)
 
-    def prepare(self, request: Request, *, stream: bool = True, policy: Policy | None = None) -> HTTPCall:
+    def prepare(
+        self,
+        request: Request,
+        *,
+        stream: bool = True,
+        policy: Policy | None = None,
+        cache: RequestCache | None = None,
+    ) -> HTTPCall:
         """Validate ``request`` (``validate(request, messages=False)``) and return the HTTP call
-        that would send it (nothing is sent), with the report of what the dialect could not carry."""
+        that would send it (nothing is sent), with the report of what the dialect could not carry.
+        ``cache``: the ``formats.RequestCache`` of the conversation (the agent loop passes its
+        own), so that the body of a grown conversation is written from where it changed."""
         policy = policy or self.policy
         self.validate(request, messages=False, policy=policy)
         sent = self.outgoing(request, stream=stream)
-        converted = convert_request(sent, self.dialect, policy=policy, **self._format_options())
+        converted = convert_request(sent, self.dialect, policy=policy, cache=cache, **self._format_options())
         report = converted.report
         foreign = request.extra
         if foreign is not None and foreign.dialect != self.dialect and sent.extra is not foreign:
@@ -386,11 +395,14 @@ class HTTPProvider:
     def _options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {**self.stream_options, **options}
 
-    def stream(self, request: Request, *, policy: Policy | None = None, **options: Any) -> ProviderStream:
+    def stream(
+        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None, **options: Any
+    ) -> ProviderStream:
         """Send ``request`` and return its reply's events as they arrive, once the response
         headers came (retrying before that as ``retry`` says). Use it in ``with``: leaving it
-        closes the HTTP response at once. ``options``: ``msgwire.Stream`` options."""
-        call = self.prepare(request, stream=True, policy=policy)
+        closes the HTTP response at once. ``options``: ``msgwire.Stream`` options; ``cache``: see
+        ``prepare``."""
+        call = self.prepare(request, stream=True, policy=policy, cache=cache)
         response = self.transport.send(call.url, call.body, call.headers)
         try:
             return ProviderStream(
@@ -404,10 +416,12 @@ class HTTPProvider:
             response.close()
             raise
 
-    def astream(self, request: Request, *, policy: Policy | None = None, **options: Any) -> AsyncStreamManager:
+    def astream(
+        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None, **options: Any
+    ) -> AsyncStreamManager:
         """``stream`` for asyncio: ``async with provider.astream(request) as stream`` (or
         ``await`` it). Cancelling the task reading it closes the HTTP response."""
-        call = self.prepare(request, stream=True, policy=policy)
+        call = self.prepare(request, stream=True, policy=policy, cache=cache)
         merged = self._options(options)
 
         async def open_stream() -> AsyncProviderStream:
@@ -426,9 +440,11 @@ class HTTPProvider:
 
         return AsyncStreamManager(open_stream)
 
-    def complete(self, request: Request, *, policy: Policy | None = None) -> AssistantMessage:
+    def complete(
+        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None
+    ) -> AssistantMessage:
         """Send ``request`` without streaming and return the reply (``msgwire.from_response``)."""
-        call = self.prepare(request, stream=False, policy=policy)
+        call = self.prepare(request, stream=False, policy=policy, cache=cache)
         response = self.transport.send(call.url, call.body, call.headers)
         rid = request_id(response.headers)
         try:
@@ -437,9 +453,11 @@ class HTTPProvider:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)
 
-    async def acomplete(self, request: Request, *, policy: Policy | None = None) -> AssistantMessage:
+    async def acomplete(
+        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None
+    ) -> AssistantMessage:
         """``complete`` for asyncio."""
-        call = self.prepare(request, stream=False, policy=policy)
+        call = self.prepare(request, stream=False, policy=policy, cache=cache)
         response = await self.transport.asend(call.url, call.body, call.headers)
         rid = request_id(response.headers)
         try:

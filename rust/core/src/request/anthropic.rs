@@ -45,11 +45,11 @@ use serde_json::value::RawValue;
 
 use super::ServerTools;
 use super::{
-    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part,
-    Plan, Refusals, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower, object_arguments,
-    parse_in, plan, result_parts, settings, to_vec, tool_entries, tool_losses,
+    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyArray, EmptyText, IdFormat, Item, Loss, MessageOut,
+    Options, Part, Plan, Refusals, Role, SessionOut, SourceOut, Target, ToolEntry, Turns, joined_text, keep_opening,
+    lower, object_arguments, parse_in, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{Block, CacheControl, ImageSource, Message, TextBlock};
+use crate::canonical::{Block, CacheControl, ImageSource, TextBlock};
 use crate::error::Error;
 
 pub(crate) const TARGET: Target = Target {
@@ -72,7 +72,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::BlankRefused, non_us
 struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<System<'a>>,
-    messages: Vec<Turn<'a>>,
+    messages: EmptyArray,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a, ToolDecl<'a>>>,
 }
@@ -234,16 +234,27 @@ fn blocks(parts: Vec<Part<'_>>) -> Vec<OutBlock<'_>> {
     out
 }
 
-pub(super) fn write(
-    messages: &[Message],
-    system: Option<&str>,
+/// The conversation array of the request: `messages`.
+pub(super) const ARRAY: &str = "messages";
+
+/// A turn being written: its role and blocks (closed when the next item takes the other role).
+type Open<'a> = (&'static str, Vec<OutBlock<'a>>);
+
+/// The turns of the items of `plan` from `from` on.
+pub(super) fn turns(
+    plan: &Plan<'_>,
+    _system: Option<&str>,
     options: &Options<'_>,
+    from: usize,
     report: &mut Vec<Loss>,
-) -> Result<Vec<u8>, Error> {
+    out: &mut Turns,
+) -> Result<(), Error> {
     let policy = options.policy;
-    let plan = plan(messages, &TARGET, options, report);
-    let mut turns: Vec<(&'static str, Vec<OutBlock<'_>>)> = Vec::new();
-    for &item in &plan.items {
+    // at most one: the last turn, open
+    let mut open: Vec<Open<'_>> = Vec::with_capacity(1);
+    let mut first_role = None;
+    for (k, &item) in plan.items.iter().enumerate().skip(from) {
+        let at = report.len();
         let (i, role, blocks) = match item {
             Item::User(i, m) => {
                 let parts = REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report));
@@ -291,29 +302,39 @@ pub(super) fn write(
         };
         if blocks.is_empty() {
             report.push(Loss::nothing_left(i));
-        } else if let Some((last_role, last)) = turns.last_mut().filter(|(r, _)| *r == role) {
-            debug_assert_eq!(*last_role, role);
+        } else if let Some((_, last)) = open.last_mut().filter(|(r, _)| *r == role) {
             last.extend(blocks);
         } else {
-            turns.push((role, blocks));
+            if let Some(turn) = open.pop() {
+                out.push(&closed(turn))?;
+            }
+            first_role.get_or_insert(role);
+            out.begin(k, at);
+            open.push((role, blocks));
         }
     }
-    end_without_trailing_whitespace(&mut turns, &plan, report);
-    let opens_with_user = turns.first().is_some_and(|(role, _)| *role == "user");
-    if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
-        let text = OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), citations: Vec::new(), cache_control: None };
-        turns.insert(0, ("user", vec![text]));
+    end_without_trailing_whitespace(&mut open, plan, report);
+    if let Some(turn) = open.pop() {
+        out.push(&closed(turn))?;
     }
-    let messages = turns
-        .into_iter()
-        .map(|(role, mut blocks)| {
-            if role == "assistant" {
-                // thinking first, the rest in order (a stable sort)
-                blocks.sort_by_key(|b| !matches!(b, OutBlock::Thinking { .. } | OutBlock::RedactedThinking { .. }));
-            }
-            Turn { role, content: content(blocks) }
-        })
-        .collect();
+    // resumed, the opening turns are kept ones: the rule below was applied when they were written
+    if from == 0 && keep_opening(plan, REFUSES, first_role == Some("user"), report).is_some() {
+        let text = OutBlock::Text { text: Cow::Borrowed(EMPTY_MESSAGE), citations: Vec::new(), cache_control: None };
+        out.prepend(&Turn { role: "user", content: content(vec![text]) })?;
+    }
+    Ok(())
+}
+
+/// A turn as it is sent: thinking first in an assistant turn, the rest in order (a stable sort).
+fn closed((role, mut blocks): Open<'_>) -> Turn<'_> {
+    if role == "assistant" {
+        blocks.sort_by_key(|b| !matches!(b, OutBlock::Thinking { .. } | OutBlock::RedactedThinking { .. }));
+    }
+    Turn { role, content: content(blocks) }
+}
+
+/// The body around the conversation array (written empty): system prompt, tools, settings.
+pub(super) fn body(system: Option<&str>, options: &Options<'_>, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
     let declared = options
         .tools
         .iter()
@@ -334,7 +355,7 @@ pub(super) fn write(
             }
             None => System::Text(text),
         });
-    let body = to_vec(&Body { system, messages, tools })?;
+    let body = to_vec(&Body { system, messages: EmptyArray, tools })?;
     settings::anthropic::DIALECT.finish(body, options, report)
 }
 

@@ -48,14 +48,14 @@ use serde_json::value::RawValue;
 
 use super::ServerTools;
 use super::{
-    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyText, Item, Loss, MessageOut, Options, Part, Plan,
-    Refusals, Replay, Role, SessionOut, SourceOut, Target, ToolEntry, joined_text, keep_opening, lower,
-    object_arguments, offset_in, parse_in, plan, result_parts, settings, to_vec, tool_entries, tool_losses,
+    Action, Arguments, BlockOut, CallIds, EMPTY_MESSAGE, EmptyArray, EmptyText, Item, Loss, MessageOut, Options, Part,
+    Plan, Refusals, Replay, Role, SessionOut, SourceOut, Target, ToolEntry, Turns, joined_text, keep_opening, lower,
+    object_arguments, offset_in, parse_in, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{Block, ImageSource, Message};
+use crate::canonical::{Block, ImageSource};
 use crate::error::Error;
 
-const TARGET: Target = Target {
+pub(super) const TARGET: Target = Target {
     dialect: "gemini",
     provider: "gemini",
     thinking: true,
@@ -76,7 +76,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Refused, non_user_op
 struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<Instruction<'a>>,
-    contents: Vec<Content<'a>>,
+    contents: EmptyArray,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a, ToolGroup<'a>>>,
 }
@@ -308,21 +308,29 @@ fn message_parts<'a>(
     Ok(parts.finish())
 }
 
-pub(super) fn write(
-    messages: &[Message],
-    system: Option<&str>,
+/// The conversation array of the request: `contents`.
+pub(super) const ARRAY: &str = "contents";
+
+/// The turns of the items of `plan` from `from` on.
+pub(super) fn turns(
+    plan: &Plan<'_>,
+    _system: Option<&str>,
     options: &Options<'_>,
+    from: usize,
     report: &mut Vec<Loss>,
-) -> Result<Vec<u8>, Error> {
+    out: &mut Turns,
+) -> Result<(), Error> {
     let policy = options.policy;
-    let plan = plan(messages, &TARGET, options, report);
-    let mut contents: Vec<Content<'_>> = Vec::new();
-    for &item in &plan.items {
+    // the last turn, open until the next item takes the other role
+    let mut open: Option<Content<'_>> = None;
+    let mut first_role = None;
+    for (k, &item) in plan.items.iter().enumerate().skip(from) {
+        let at = report.len();
         let (i, role, parts) = match item {
-            Item::User(i, m) => (i, "user", message_parts(i, &m.content, Role::User, None, &plan, policy, report)?),
+            Item::User(i, m) => (i, "user", message_parts(i, &m.content, Role::User, None, plan, policy, report)?),
             Item::Assistant(i, m) => {
                 let provider = m.provider.as_deref();
-                (i, "model", message_parts(i, &m.content, Role::Assistant, provider, &plan, policy, report)?)
+                (i, "model", message_parts(i, &m.content, Role::Assistant, provider, plan, policy, report)?)
             }
             Item::ToolResult(i, r, call) => {
                 // the text goes in the `response` object, where it may be empty
@@ -356,17 +364,30 @@ pub(super) fn write(
         };
         if parts.is_empty() {
             report.push(Loss::nothing_left(i));
-        } else if let Some(last) = contents.last_mut().filter(|c| c.role == role) {
+        } else if let Some(last) = open.as_mut().filter(|c| c.role == role) {
             last.parts.extend(parts);
         } else {
-            contents.push(Content { role, parts });
+            if let Some(turn) = open.take() {
+                out.push(&turn)?;
+            }
+            first_role.get_or_insert(role);
+            out.begin(k, at);
+            open = Some(Content { role, parts });
         }
     }
-    let opens_with_user = contents.first().is_some_and(|c| c.role == "user");
-    if keep_opening(&plan, REFUSES, opens_with_user, report).is_some() {
-        let text = OutPart::Part { kind: Kind::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }, thought_signature: None };
-        contents.insert(0, Content { role: "user", parts: vec![text] });
+    if let Some(turn) = open.take() {
+        out.push(&turn)?;
     }
+    // resumed, the opening turns are kept ones: the rule below was applied when they were written
+    if from == 0 && keep_opening(plan, REFUSES, first_role == Some("user"), report).is_some() {
+        let text = OutPart::Part { kind: Kind::Text { text: Cow::Borrowed(EMPTY_MESSAGE) }, thought_signature: None };
+        out.prepend(&Content { role: "user", parts: vec![text] })?;
+    }
+    Ok(())
+}
+
+/// The body around the conversation array (written empty): system instruction, tools, settings.
+pub(super) fn body(system: Option<&str>, options: &Options<'_>, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
     tool_losses(options, "Gemini", false, false, report);
     let declared = if options.tools.is_empty() {
         Vec::new()
@@ -386,7 +407,7 @@ pub(super) fn write(
     let system = system.filter(|s| !REFUSES.empty_text.refuses(s));
     let system_instruction = system.map(|text| Instruction { parts: [TextOnly { text }] });
     let tools = tool_entries(declared, options, TARGET.dialect);
-    let body = to_vec(&Body { system_instruction, contents, tools })?;
+    let body = to_vec(&Body { system_instruction, contents: EmptyArray, tools })?;
     settings::gemini::DIALECT.finish(body, options, report)
 }
 

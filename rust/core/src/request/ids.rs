@@ -114,7 +114,7 @@ pub(crate) fn assign(
     };
     let formats: Vec<IdFormat> = own.into_iter().chain(server).collect();
     // Every id sent unchanged is reserved first, so that a replacement never takes one.
-    let mut taken: HashSet<Cow<'_, str>> = HashSet::new();
+    let mut taken: HashSet<Cow<'_, str>> = HashSet::with_capacity(calls.len());
     let mut replace = Vec::new();
     for (k, call) in calls.iter().enumerate() {
         if !sent(ids, call.id) {
@@ -126,8 +126,11 @@ pub(crate) fn assign(
         }
         replace.push((k, refused));
     }
+    if replace.is_empty() {
+        return rewritten;
+    }
     let short = formats.contains(&IdFormat::Mistral);
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(calls.len());
     let mut repeated = vec![false; calls.len()];
     for (k, call) in calls.iter().enumerate() {
         repeated[k] = !seen.insert(call.id);

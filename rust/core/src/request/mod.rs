@@ -32,6 +32,7 @@
 //! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
 
 pub(crate) mod anthropic; // its blocks are also a response's (crate::response)
+mod cache;
 mod gemini;
 pub(crate) mod ids;
 mod ollama;
@@ -39,6 +40,7 @@ mod openai_chat;
 mod openai_responses;
 mod plan;
 pub mod settings;
+mod turns;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -49,10 +51,12 @@ use serde_json::value::RawValue;
 use crate::canonical::{self, Block, FileStatus, ImageBlock, ImageSource, Message, ModeUsed, ToolResultMessage};
 use crate::dialect::DialectName;
 use crate::error::Error;
+pub use cache::{RequestCache, Written, content_key};
 pub(crate) use ids::CallIds;
 pub use ids::{IdFormat, made_up as made_up_call_id};
 pub(crate) use plan::{Item, Plan, keep_opening, plan};
 pub use settings::Settings;
+pub(crate) use turns::Turns;
 
 /// What to do with a block the target cannot carry as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -334,9 +338,21 @@ pub struct Converted {
 /// Write the request fields of `input` (a canonical session, or a JSON array of canonical
 /// messages) for `dialect`.
 pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>) -> Result<Converted, Error> {
+    let (body, report) = to_request_body(input, dialect, options, true)?;
+    Ok(Converted { body, report })
+}
+
+/// [`to_request_json`], the report only when `report` (else empty).
+pub fn to_request_body(
+    input: &[u8],
+    dialect: DialectName,
+    options: &Options<'_>,
+    report: bool,
+) -> Result<(Vec<u8>, Vec<Loss>), Error> {
     let first = input.iter().copied().find(|b| !b.is_ascii_whitespace());
     let (messages, session_prompt) = if first == Some(b'[') {
-        let read = |input: &[u8]| serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input));
+        let read =
+            |input: &[u8], text: Option<&str>| canonical::parse(input, text).map_err(|e| Error::from_serde(&e, input));
         let messages: Vec<Message> = canonical::read_tag_first(input, read)?;
         (messages, None)
     } else {
@@ -344,18 +360,128 @@ pub fn to_request_json(input: &[u8], dialect: DialectName, options: &Options<'_>
         (session.messages, session.system_prompt)
     };
     let system = options.system_prompt.as_deref().or(session_prompt.as_deref());
-    let mut report = Vec::new();
-    let body = match dialect {
-        DialectName::OpenAi => openai_chat::write(&messages, system, options, &mut report)?,
-        DialectName::Anthropic => anthropic::write(&messages, system, options, &mut report)?,
-        DialectName::Ollama => ollama::write(&messages, system, options, &mut report)?,
-        DialectName::Gemini => gemini::write(&messages, system, options, &mut report)?,
-        DialectName::OpenAiResponses => openai_responses::write(&messages, system, options, &mut report)?,
-    };
-    // in input order, a message's own steps after its blocks' (a message left empty is
-    // dropped after its blocks were); a stable sort keeps the steps of one block in order
-    report.sort_by_key(|l| (l.message, l.block.is_none(), l.block));
-    Ok(Converted { body, report })
+    let messages: Vec<&Message> = messages.iter().collect();
+    let writer = Writer::of(dialect);
+    let mut plan_report = Vec::new();
+    let plan = plan(&messages, writer.target, options, &mut plan_report);
+    let built = writer.write(&plan, plan_report, system, options, None, input.len())?;
+    let report = if report { built.report() } else { Vec::new() };
+    Ok((built.turns.array, report))
+}
+
+/// How a dialect writes a request: its abilities, its conversation array and the body around it.
+#[derive(Clone, Copy)]
+pub(crate) struct Writer {
+    pub target: &'static Target,
+    /// The conversation array's field (`messages`, `contents`, `input`).
+    array: &'static str,
+    /// The turns of the plan's items from an index on (see [`turns`]).
+    turns: TurnsFn,
+    /// The body with the conversation array empty: system prompt, tools, settings.
+    body: BodyFn,
+}
+
+/// A dialect's writer of the turns of `plan`'s items from `from` on, the system prompt first when
+/// from the start: `(plan, system, options, from, report, turns)`.
+type TurnsFn =
+    for<'p, 'o> fn(&Plan<'p>, Option<&str>, &Options<'o>, usize, &mut Vec<Loss>, &mut Turns) -> Result<(), Error>;
+
+/// A dialect's writer of the body around its conversation array: `(system, options, report)`.
+type BodyFn = for<'o> fn(Option<&str>, &Options<'o>, &mut Vec<Loss>) -> Result<Vec<u8>, Error>;
+
+/// A build, with what the next one can resume from: the turns written and the writer's steps.
+pub(crate) struct Built {
+    /// The body (`turns.array`), and where each item began a turn in it.
+    pub turns: Turns,
+    pub plan_report: Vec<Loss>,
+    pub writer_report: Vec<Loss>,
+    pub body_report: Vec<Loss>,
+}
+
+impl Built {
+    /// The report, in input order.
+    pub fn report(&self) -> Vec<Loss> {
+        turns::ordered(&self.plan_report, &self.writer_report, &self.body_report)
+    }
+}
+
+/// Where a build resumes: at item `from`, after `turns` (of the items before it) and their steps.
+pub(crate) struct Resume {
+    pub from: usize,
+    pub turns: Turns,
+    pub writer_report: Vec<Loss>,
+}
+
+impl Writer {
+    pub(crate) fn of(dialect: DialectName) -> Self {
+        match dialect {
+            DialectName::OpenAi => Self {
+                target: &openai_chat::TARGET,
+                array: openai_chat::ARRAY,
+                turns: openai_chat::turns,
+                body: openai_chat::body,
+            },
+            DialectName::Anthropic => Self {
+                target: &anthropic::TARGET,
+                array: anthropic::ARRAY,
+                turns: anthropic::turns,
+                body: anthropic::body,
+            },
+            DialectName::Ollama => {
+                Self { target: &ollama::TARGET, array: ollama::ARRAY, turns: ollama::turns, body: ollama::body }
+            }
+            DialectName::Gemini => {
+                Self { target: &gemini::TARGET, array: gemini::ARRAY, turns: gemini::turns, body: gemini::body }
+            }
+            DialectName::OpenAiResponses => Self {
+                target: &openai_responses::TARGET,
+                array: openai_responses::ARRAY,
+                turns: openai_responses::turns,
+                body: openai_responses::body,
+            },
+        }
+    }
+
+    /// The request of `plan` (whose steps are `plan_report`), from the start or resumed;
+    /// `size` is the size of the canonical input (what the array is about to take).
+    pub(crate) fn write(
+        self,
+        plan: &Plan<'_>,
+        plan_report: Vec<Loss>,
+        system: Option<&str>,
+        options: &Options<'_>,
+        resume: Option<Resume>,
+        size: usize,
+    ) -> Result<Built, Error> {
+        let items = plan.items.len();
+        let mut body_report = Vec::new();
+        let skeleton = (self.body)(system, options, &mut body_report)?;
+        let (head, tail) = skeleton.split_at(turns::array_at(&skeleton, self.array));
+        // a build resumes after the same head (the same options write the same one)
+        let resume = resume.filter(|r| r.turns.array.get(..r.turns.base) == Some(head));
+        let Resume { from, mut turns, mut writer_report } = resume.unwrap_or_else(|| Resume {
+            from: 0,
+            turns: Turns::new(head, size + tail.len(), items),
+            writer_report: Vec::new(),
+        });
+        (self.turns)(plan, system, options, from, &mut writer_report, &mut turns)?;
+        if from > 0 && turns.written == 0 {
+            // the last turn is a kept one: the rules about the request's end may change it
+            return self.write(plan, plan_report, system, options, None, size);
+        }
+        turns.finish(tail);
+        Ok(Built { turns, plan_report, writer_report, body_report })
+    }
+}
+
+/// A conversation array written empty (the turns go between its brackets: see [`Turns`]).
+pub(crate) struct EmptyArray;
+
+impl Serialize for EmptyArray {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        serializer.serialize_seq(Some(0))?.end()
+    }
 }
 
 /// Read a request body of `dialect` (its `messages`, and `system` where the dialect has it)

@@ -34,14 +34,14 @@ use serde_json::value::RawValue;
 
 use super::ServerTools;
 use super::{
-    Action, Arguments, BlockOut, CallIds, EmptyText, FunctionTool, Item, Loss, MessageOut, Options, Part, Refusals,
-    Role, SessionOut, SourceOut, Target, ToolEntry, function_tools, lower, object_arguments, offset_in, parse_in, plan,
-    result_parts, settings, to_vec, tool_entries, tool_losses,
+    Action, Arguments, BlockOut, CallIds, EmptyArray, EmptyText, FunctionTool, Item, Loss, MessageOut, Options, Part,
+    Plan, Refusals, Role, SessionOut, SourceOut, Target, ToolEntry, Turns, function_tools, lower, object_arguments,
+    offset_in, parse_in, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{ImageSource, Message};
+use crate::canonical::ImageSource;
 use crate::error::Error;
 
-const TARGET: Target = Target {
+pub(super) const TARGET: Target = Target {
     dialect: "ollama",
     provider: "ollama",
     thinking: true,
@@ -59,7 +59,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_openi
 
 #[derive(Serialize)]
 struct Body<'a> {
-    messages: Vec<Msg<'a>>,
+    messages: EmptyArray,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a, FunctionTool<'a>>>,
 }
@@ -142,20 +142,25 @@ impl<'a> Sorted<'a> {
     }
 }
 
-pub(super) fn write(
-    messages: &[Message],
+/// The conversation array of the request: `messages`.
+pub(super) const ARRAY: &str = "messages";
+
+/// The turns of the items of `plan` from `from` on (the system prompt first, when from the start).
+pub(super) fn turns(
+    plan: &Plan<'_>,
     system: Option<&str>,
     options: &Options<'_>,
+    from: usize,
     report: &mut Vec<Loss>,
-) -> Result<Vec<u8>, Error> {
+    out: &mut Turns,
+) -> Result<(), Error> {
     let policy = options.policy;
-    let plan = plan(messages, &TARGET, options, report);
-    let mut out = Vec::with_capacity(plan.items.len() + 1);
-    if let Some(system) = system {
-        out.push(Msg::new("system", Cow::Borrowed(system)));
+    if let (Some(system), 0) = (system, from) {
+        out.push(&Msg::new("system", Cow::Borrowed(system)))?;
     }
-    for &item in &plan.items {
-        match item {
+    for (k, &item) in plan.items.iter().enumerate().skip(from) {
+        let at = report.len();
+        let msg = match item {
             Item::User(i, m) => {
                 let mut sorted = Sorted::default();
                 for p in REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report)) {
@@ -163,11 +168,11 @@ pub(super) fn write(
                 }
                 if sorted.text.is_empty() && sorted.images.is_empty() {
                     report.push(Loss::nothing_left(i));
-                } else {
-                    let mut msg = Msg::new("user", join(sorted.text).unwrap_or_default());
-                    msg.images = sorted.images;
-                    out.push(msg);
+                    continue;
                 }
+                let mut msg = Msg::new("user", join(sorted.text).unwrap_or_default());
+                msg.images = sorted.images;
+                msg
             }
             Item::Assistant(i, m) => {
                 let mut sorted = Sorted::default();
@@ -183,12 +188,12 @@ pub(super) fn write(
                 }
                 if sorted.text.is_empty() && sorted.thinking.is_empty() && tool_calls.is_empty() {
                     report.push(Loss::nothing_left(i));
-                } else {
-                    let mut msg = Msg::new("assistant", super::join_reply(sorted.text).unwrap_or_default());
-                    msg.thinking = super::join_reply(sorted.thinking);
-                    msg.tool_calls = tool_calls;
-                    out.push(msg);
+                    continue;
                 }
+                let mut msg = Msg::new("assistant", super::join_reply(sorted.text).unwrap_or_default());
+                msg.thinking = super::join_reply(sorted.thinking);
+                msg.tool_calls = tool_calls;
+                msg
             }
             Item::ToolResult(i, r, call) => {
                 let mut sorted = Sorted::default();
@@ -208,18 +213,25 @@ pub(super) fn write(
                 msg.images = sorted.images;
                 // the call's name: Ollama matches a result to its call by it
                 msg.tool_name = Some(&call.call.name);
-                out.push(msg);
+                msg
             }
             Item::Missing(call) => {
                 let mut msg = Msg::new("tool", Cow::Borrowed(options.missing_result()));
                 msg.tool_name = Some(&call.call.name);
-                out.push(msg);
+                msg
             }
-        }
+        };
+        out.begin(k, at);
+        out.push(&msg)?;
     }
+    Ok(())
+}
+
+/// The body around the conversation array (written empty): tools and settings.
+pub(super) fn body(_system: Option<&str>, options: &Options<'_>, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
     tool_losses(options, "Ollama", false, false, report);
     let tools = tool_entries(function_tools(options, false), options, TARGET.dialect);
-    let body = to_vec(&Body { messages: out, tools })?;
+    let body = to_vec(&Body { messages: EmptyArray, tools })?;
     settings::ollama::DIALECT.finish(body, options, report)
 }
 

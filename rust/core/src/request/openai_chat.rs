@@ -27,14 +27,14 @@ use serde_json::value::RawValue;
 
 use super::ServerTools;
 use super::{
-    Action, BlockOut, CallIds, EmptyText, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part, Refusals,
-    Role, SessionOut, SourceOut, SystemRole, Target, ToolEntry, function_tools, joined_text, lower, parse_in, plan,
-    result_parts, settings, to_vec, tool_entries, tool_losses,
+    Action, BlockOut, CallIds, EmptyArray, EmptyText, FunctionTool, IdFormat, Item, Loss, MessageOut, Options, Part,
+    Plan, Refusals, Role, SessionOut, SourceOut, SystemRole, Target, ToolEntry, Turns, function_tools, joined_text,
+    lower, parse_in, result_parts, settings, to_vec, tool_entries, tool_losses,
 };
-use crate::canonical::{ImageSource, Message};
+use crate::canonical::ImageSource;
 use crate::error::Error;
 
-const TARGET: Target = Target {
+pub(super) const TARGET: Target = Target {
     dialect: "openai",
     provider: "openai",
     thinking: false,
@@ -52,7 +52,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_openi
 
 #[derive(Serialize)]
 struct Body<'a> {
-    messages: Vec<Msg<'a>>,
+    messages: EmptyArray,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a, FunctionTool<'a>>>,
 }
@@ -176,31 +176,36 @@ fn parts<'a>(lowered: Vec<Part<'a>>) -> Vec<OutPart<'a>> {
     out
 }
 
-pub(super) fn write(
-    messages: &[Message],
+/// The conversation array of the request: `messages`.
+pub(super) const ARRAY: &str = "messages";
+
+/// The turns of the items of `plan` from `from` on (the system prompt first, when from the start).
+pub(super) fn turns(
+    plan: &Plan<'_>,
     system: Option<&str>,
     options: &Options<'_>,
+    from: usize,
     report: &mut Vec<Loss>,
-) -> Result<Vec<u8>, Error> {
+    out: &mut Turns,
+) -> Result<(), Error> {
     let policy = options.policy;
-    let plan = plan(messages, &TARGET, options, report);
-    let mut out = Vec::with_capacity(plan.items.len() + 1);
-    if let Some(system) = system {
-        out.push(match options.system_role {
+    if let (Some(system), 0) = (system, from) {
+        out.push(&match options.system_role {
             SystemRole::System => Msg::System { content: system },
             SystemRole::Developer => Msg::Developer { content: system },
-        });
+        })?;
     }
-    for &item in &plan.items {
-        match item {
+    for (k, &item) in plan.items.iter().enumerate().skip(from) {
+        let at = report.len();
+        let msg = match item {
             Item::User(i, m) => {
                 let parts =
                     parts(REFUSES.empty_text.strip(lower(i, &m.content, Role::User, None, &TARGET, policy, report)));
                 if parts.is_empty() {
                     report.push(Loss::nothing_left(i));
-                } else {
-                    out.push(Msg::User { content: content(parts), name: m.name.as_deref() });
+                    continue;
                 }
+                Msg::User { content: content(parts), name: m.name.as_deref() }
             }
             Item::Assistant(i, m) => {
                 let lowered = lower(i, &m.content, Role::Assistant, m.provider.as_deref(), &TARGET, policy, report);
@@ -221,10 +226,10 @@ pub(super) fn write(
                 let parts = parts(others);
                 if parts.is_empty() && tool_calls.is_empty() {
                     report.push(Loss::nothing_left(i));
-                } else {
-                    let content = if parts.is_empty() { None } else { Some(content(parts)) };
-                    out.push(Msg::Assistant { content, tool_calls, name: m.name.as_deref() });
+                    continue;
                 }
+                let content = if parts.is_empty() { None } else { Some(content(parts)) };
+                Msg::Assistant { content, tool_calls, name: m.name.as_deref() }
             }
             Item::ToolResult(i, r, call) => {
                 let parts = parts(result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report));
@@ -238,17 +243,24 @@ pub(super) fn write(
                     });
                 }
                 let content = if parts.is_empty() { Content::Text(Cow::Borrowed("")) } else { content(parts) };
-                out.push(Msg::Tool { tool_call_id: plan.id(&call), content });
+                Msg::Tool { tool_call_id: plan.id(&call), content }
             }
             Item::Missing(call) => {
                 let content = Content::Text(Cow::Borrowed(options.missing_result()));
-                out.push(Msg::Tool { tool_call_id: plan.id(&call), content });
+                Msg::Tool { tool_call_id: plan.id(&call), content }
             }
-        }
+        };
+        out.begin(k, at);
+        out.push(&msg)?;
     }
+    Ok(())
+}
+
+/// The body around the conversation array (written empty): tools and settings.
+pub(super) fn body(_system: Option<&str>, options: &Options<'_>, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
     tool_losses(options, "OpenAI Chat", true, false, report);
     let tools = tool_entries(function_tools(options, true), options, TARGET.dialect);
-    let body = to_vec(&Body { messages: out, tools })?;
+    let body = to_vec(&Body { messages: EmptyArray, tools })?;
     settings::openai_chat::DIALECT.finish(body, options, report)
 }
 

@@ -48,15 +48,15 @@ use serde_json::value::RawValue;
 use super::ServerTools;
 use super::openai_chat::image_source;
 use super::{
-    Action, BlockOut, CallIds, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Refusals, Role,
-    SessionOut, Target, ToolEntry, lower, offset_in, parse_in, plan, result_parts, settings, to_vec, tool_entries,
-    tool_losses,
+    Action, BlockOut, CallIds, EmptyArray, EmptyText, IdFormat, Item, Loss, MessageOut, Options, Part, Plan, Refusals,
+    Role, SessionOut, Target, ToolEntry, Turns, lower, offset_in, parse_in, result_parts, settings, to_vec,
+    tool_entries, tool_losses,
 };
-use crate::canonical::{Approval, Block, Citation, ImageSource, Message, TextBlock, ThinkingBlock, ToolCallBlock};
+use crate::canonical::{Approval, Block, Citation, ImageSource, TextBlock, ThinkingBlock, ToolCallBlock};
 use crate::citation::Annotation;
 use crate::error::Error;
 
-const TARGET: Target = Target {
+pub(super) const TARGET: Target = Target {
     dialect: "openai-responses",
     provider: "openai",
     thinking: true,
@@ -76,7 +76,7 @@ const REFUSES: Refusals = Refusals { empty_text: EmptyText::Sent, non_user_openi
 struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<&'a str>,
-    input: Vec<OutItem<'a>>,
+    input: EmptyArray,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolEntry<'a, ToolDecl<'a>>>,
 }
@@ -290,17 +290,24 @@ fn reasoning_without_id<'a>(
     Some(OutItem::Easy { role: "assistant", content: Cow::Owned(super::marked("thinking", &[], thinking)) })
 }
 
-pub(super) fn write(
-    messages: &[Message],
-    system: Option<&str>,
+/// The conversation array of the request: `input`.
+pub(super) const ARRAY: &str = "input";
+
+/// The input items of the items of `plan` from `from` on.
+pub(super) fn turns(
+    plan: &Plan<'_>,
+    _system: Option<&str>,
     options: &Options<'_>,
+    from: usize,
     report: &mut Vec<Loss>,
-) -> Result<Vec<u8>, Error> {
+    out: &mut Turns,
+) -> Result<(), Error> {
     let policy = options.policy;
-    let plan = plan(messages, &TARGET, options, report);
-    let mut input = Vec::with_capacity(plan.items.len());
-    for &item in &plan.items {
-        match item {
+    // the last input item, open: the next message's first item may be the same output message
+    let mut open: Option<OutItem<'_>> = None;
+    for (k, &item) in plan.items.iter().enumerate().skip(from) {
+        let at = report.len();
+        let items: Vec<OutItem<'_>> = match item {
             Item::User(i, m) => {
                 let content = user_parts(REFUSES.empty_text.strip(lower(
                     i,
@@ -313,26 +320,17 @@ pub(super) fn write(
                 )));
                 if content.is_empty() {
                     report.push(Loss::nothing_left(i));
-                } else {
-                    input.push(OutItem::Message { role: "user", content });
+                    continue;
                 }
+                vec![OutItem::Message { role: "user", content }]
             }
             Item::Assistant(i, m) => {
-                let mut items = assistant_items(i, m, &plan, options, report).into_iter();
-                let Some(first) = items.next() else {
+                let items = assistant_items(i, m, plan, options, report);
+                if items.is_empty() {
                     report.push(Loss::nothing_left(i));
                     continue;
-                };
-                // the parts of one output message item, split over two messages, are one item again
-                match (input.last_mut(), first) {
-                    (Some(OutItem::Output { id, content, .. }), OutItem::Output { id: next, content: more, .. })
-                        if *id == next =>
-                    {
-                        content.extend(more);
-                    }
-                    (_, first) => input.push(first),
                 }
-                input.extend(items);
+                items
             }
             Item::ToolResult(i, r, call) => {
                 let parts = result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report);
@@ -357,14 +355,43 @@ pub(super) fn write(
                     let reason = "Responses function call outputs have no error flag";
                     report.push(Loss::new(i, None, "is_error", Action::Strip, reason));
                 }
-                input.push(OutItem::FunctionCallOutput { call_id: plan.id(&call), output });
+                vec![OutItem::FunctionCallOutput { call_id: plan.id(&call), output }]
             }
             Item::Missing(call) => {
                 let output = Output::Text(Cow::Borrowed(options.missing_result()));
-                input.push(OutItem::FunctionCallOutput { call_id: plan.id(&call), output });
+                vec![OutItem::FunctionCallOutput { call_id: plan.id(&call), output }]
+            }
+        };
+        let mut items = items.into_iter();
+        let Some(first) = items.next() else { continue };
+        // the parts of one output message item, split over two messages, are one item again
+        match (open.as_mut(), first) {
+            (Some(OutItem::Output { id, content, .. }), OutItem::Output { id: next, content: more, .. })
+                if *id == next =>
+            {
+                content.extend(more);
+            }
+            (_, first) => {
+                if let Some(last) = open.replace(first) {
+                    out.push(&last)?;
+                }
+                out.begin(k, at);
+            }
+        }
+        for next in items {
+            if let Some(last) = open.replace(next) {
+                out.push(&last)?;
             }
         }
     }
+    if let Some(last) = open {
+        out.push(&last)?;
+    }
+    Ok(())
+}
+
+/// The body around the conversation array (written empty): instructions, tools, settings.
+pub(super) fn body(system: Option<&str>, options: &Options<'_>, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {
     let declared = options
         .tools
         .iter()
@@ -378,7 +405,7 @@ pub(super) fn write(
         .collect();
     tool_losses(options, "Responses", true, false, report);
     let tools = tool_entries(declared, options, TARGET.dialect);
-    let body = to_vec(&Body { instructions: system, input, tools })?;
+    let body = to_vec(&Body { instructions: system, input: EmptyArray, tools })?;
     settings::openai_responses::DIALECT.finish(body, options, report)
 }
 

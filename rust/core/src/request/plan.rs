@@ -67,6 +67,11 @@ impl Plan<'_> {
         self.rewritten.get(&(message, block)).map_or(own, String::as_str)
     }
 
+    /// Whether any call is sent with an id that is not its own.
+    pub fn rewrites(&self) -> bool {
+        !self.rewritten.is_empty()
+    }
+
     /// The id `call` is sent with, on the call, its results and its placeholder.
     pub fn id<'s>(&'s self, call: &ToolCall<'s>) -> &'s str {
         self.call_id(call.message, call.block, &call.call.id)
@@ -83,16 +88,16 @@ struct Answers<'a> {
 
 /// The plan of `messages` for `target`: see the module documentation.
 pub(crate) fn plan<'a>(
-    messages: &'a [Message],
+    messages: &[&'a Message],
     target: &Target,
     options: &Options<'_>,
     report: &mut Vec<Loss>,
 ) -> Plan<'a> {
     let mut calls: Vec<Option<Answers<'a>>> = Vec::with_capacity(messages.len());
     // The latest assistant message holding a call with each id.
-    let mut owner: HashMap<&str, usize> = HashMap::new();
+    let mut owner: HashMap<&str, usize> = HashMap::with_capacity(messages.len());
     let carries = super::Carries::of(target.dialect);
-    for (i, message) in messages.iter().enumerate() {
+    for (i, &message) in messages.iter().enumerate() {
         let mut own = None;
         unsent_fields(i, message, target.dialect, carries, report);
         match message {
@@ -131,7 +136,7 @@ pub(crate) fn plan<'a>(
         calls.push(own);
     }
     let mut items = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
+    for (i, &message) in messages.iter().enumerate() {
         match message {
             Message::User(m) => items.push(Item::User(i, m)),
             Message::Assistant(m) => {
@@ -143,7 +148,7 @@ pub(crate) fn plan<'a>(
                 in_call_order_without_ids(&mut slots, &c.calls, target.call_ids);
                 for (k, result) in slots {
                     let call = c.calls[k];
-                    if let Some((j, Message::ToolResult(r))) = result.map(|j| (j, &messages[j])) {
+                    if let Some((j, Message::ToolResult(r))) = result.map(|j| (j, messages[j])) {
                         items.push(Item::ToolResult(j, r, call));
                         continue;
                     }
@@ -174,7 +179,7 @@ pub(crate) fn plan<'a>(
         .map(|c| CallSite {
             message: c.message,
             block: c.block,
-            message_id: match &messages[c.message] {
+            message_id: match messages[c.message] {
                 Message::Assistant(m) => m.id.as_str(),
                 _ => "",
             },
@@ -190,6 +195,9 @@ pub(crate) fn plan<'a>(
 /// calls of a name that has a call without an id take their slots in call order (the others
 /// stay where they are).
 fn in_call_order_without_ids(slots: &mut [(usize, Option<usize>)], calls: &[ToolCall<'_>], ids: CallIds) {
+    if slots.len() < 2 || slots.iter().all(|&(k, _)| ids::sent(ids, &calls[k].call.id)) {
+        return; // every answer is paired by its id
+    }
     let mut by_name: HashMap<&str, (bool, Vec<usize>)> = HashMap::new();
     for (n, &(k, _)) in slots.iter().enumerate() {
         let (unsent, positions) = by_name.entry(calls[k].call.name.as_str()).or_default();
@@ -314,7 +322,7 @@ mod tests {
         ]"#,
         );
         let mut report = Vec::new();
-        let plan = plan(&doc, &ANY, &Options::default(), &mut report);
+        let plan = plan(&doc.iter().collect::<Vec<_>>(), &ANY, &Options::default(), &mut report);
         assert_eq!(order(&plan), [(1, "a", String::new()), (4, "r", "c1".into()), (2, "u", String::new())]);
         assert_eq!(
             steps(&report),
@@ -341,7 +349,7 @@ mod tests {
         ]"#,
         );
         let mut report = Vec::new();
-        let plan = plan(&doc, &ANY, &Options::default(), &mut report);
+        let plan = plan(&doc.iter().collect::<Vec<_>>(), &ANY, &Options::default(), &mut report);
         let got = order(&plan);
         let kinds: Vec<(usize, &str)> = got.iter().map(|(i, k, _)| (*i, *k)).collect();
         assert_eq!(kinds, [(0, "a"), (2, "r"), (0, "-"), (1, "a"), (3, "a"), (4, "r")]);
@@ -369,7 +377,7 @@ mod tests {
         ]"#,
         );
         let mut report = Vec::new();
-        let plan = plan(&doc, &ANY, &Options::default(), &mut report);
+        let plan = plan(&doc.iter().collect::<Vec<_>>(), &ANY, &Options::default(), &mut report);
         let got: Vec<(usize, &str, &str)> =
             order(&plan).into_iter().map(|(i, k, id)| (i, k, id.leak() as &str)).collect();
         assert_eq!(
@@ -403,7 +411,7 @@ mod tests {
         );
         let answers = |ids: CallIds| {
             let target = Target { call_ids: ids, ..ANY };
-            let plan = plan(&doc, &target, &Options::default(), &mut Vec::new());
+            let plan = plan(&doc.iter().collect::<Vec<_>>(), &target, &Options::default(), &mut Vec::new());
             order(&plan).into_iter().skip(1).map(|(i, _, _)| i).collect::<Vec<_>>()
         };
         assert_eq!(answers(CallIds::Unsent), [3, 2, 1], "f's results in call order, g's where it was");
@@ -411,7 +419,7 @@ mod tests {
         // a placeholder takes the slot of its call too
         let unanswered = &doc[..3];
         let target = Target { call_ids: CallIds::Unsent, ..ANY };
-        let plan = plan(unanswered, &target, &Options::default(), &mut Vec::new());
+        let plan = plan(&unanswered.iter().collect::<Vec<_>>(), &target, &Options::default(), &mut Vec::new());
         let got: Vec<(usize, &str)> = order(&plan).into_iter().map(|(i, k, _)| (i, k)).collect();
         assert_eq!(got, [(0, "a"), (0, "-"), (2, "r"), (1, "r")]);
     }

@@ -79,7 +79,9 @@ impl Options {
 /// Write the complete non-streamed response body of `dialect` for `message` (the canonical JSON
 /// of one assistant message), with the lossy steps taken.
 pub fn to_response_json(message: &[u8], dialect: DialectName, options: &Options) -> Result<Converted, Error> {
-    let parse = |input: &[u8]| serde_json::from_slice(input).map_err(|e| Error::from_serde(&e, input));
+    let parse = |input: &[u8], text: Option<&str>| {
+        crate::canonical::parse(input, text).map_err(|e| Error::from_serde(&e, input))
+    };
     let read: Message = crate::canonical::read_tag_first(message, parse)?;
     let Message::Assistant(message) = read else {
         return Err(Error::schema("a response holds an assistant message (type \"assistant\")", Some(0)));

@@ -125,6 +125,19 @@ impl RequestCache {
         Ok(Converted { body: written.body.to_vec(), report: written.report })
     }
 
+    /// The error a full build of `messages` (as the array `[m0,m1,...]`) gives, if it fails.
+    fn full_build_error(messages: &[(Key, &[u8])], dialect: DialectName, options: &Options) -> Option<Error> {
+        let mut array = b"[".to_vec();
+        for (n, (_, json)) in messages.iter().enumerate() {
+            if n > 0 {
+                array.push(b',');
+            }
+            array.extend_from_slice(json);
+        }
+        array.push(b']');
+        super::to_request_json(&array, dialect, options).err()
+    }
+
     /// [`Self::to_request_json`], the body borrowed from the cache (to be copied once, where it
     /// goes), the report only when `report` (else empty).
     pub fn write(
@@ -138,9 +151,15 @@ impl RequestCache {
         let options = if options_json.is_empty() { Options::default() } else { Options::from_json(options_json)? };
         for &(key, json) in messages {
             if let Entry::Vacant(entry) = self.messages.entry(key) {
-                entry.insert(canonical::read_tag_first(json, |input, text| {
+                let read = canonical::read_tag_first(json, |input, text| {
                     canonical::parse::<Message>(input, text).map_err(|e| Error::from_serde(&e, input))
-                })?);
+                });
+                match read {
+                    Ok(message) => entry.insert(message),
+                    // rare: the full build of the array names the error as it always does
+                    // (its offset in the array, not in one message)
+                    Err(error) => return Err(Self::full_build_error(messages, dialect, &options).unwrap_or(error)),
+                };
             }
         }
         let Self { messages: read, builds } = self;
@@ -287,6 +306,18 @@ mod tests {
             assert_eq!(String::from_utf8_lossy(&cached.body), String::from_utf8_lossy(&expected.body), "{dialect:?}");
             assert_eq!(cached.report, expected.report, "{dialect:?}");
         }
+    }
+
+    /// A message the core cannot read fails at the same offset as in a full build of the array.
+    #[test]
+    fn a_bad_message_fails_where_a_full_build_fails() {
+        let history = [user("u1", "hi"), r#"{"type":"user","id":"u2","timestamp":"t","content":7}"#.to_owned()];
+        let keyed: Vec<(Key, &[u8])> = history.iter().map(|m| (content_key(m.as_bytes()), m.as_bytes())).collect();
+        let array = format!("[{}]", history.join(","));
+        let cached = RequestCache::new().to_request_json(&keyed, DialectName::OpenAi, None).expect_err("bad content");
+        let expected = full(array.as_bytes(), DialectName::OpenAi, &Options::default()).expect_err("bad content");
+        assert_eq!(cached.offset, expected.offset);
+        assert!(cached.offset.is_some_and(|at| at > history[0].len()), "{cached:?}");
     }
 
     #[test]

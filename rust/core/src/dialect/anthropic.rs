@@ -14,12 +14,24 @@ use serde_json::value::RawValue;
 
 use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, DialectName, parse, provider_error};
+use super::{StopTable, read_stop};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
 use crate::server_tool;
 
 /// What an Anthropic block index became.
+/// Anthropic's stop reasons: the words written for each canonical reason (the first one), and
+/// read back as the first reason whose words hold them (`refusal` reads as `Refusal`).
+pub(crate) const STOP: StopTable = &[
+    (StopReason::EndTurn, &["end_turn", "stop_sequence"]),
+    (StopReason::Length, &["max_tokens", "model_context_window_exceeded"]),
+    (StopReason::ToolUse, &["tool_use"]),
+    (StopReason::Pause, &["pause_turn"]),
+    (StopReason::Refusal, &["refusal"]),
+    (StopReason::ContentFilter, &["refusal"]),
+];
+
 #[derive(Debug)]
 enum Slot {
     /// A text block, created with its first text: an empty one would be in the message but in
@@ -409,14 +421,7 @@ fn push_text(block: &mut Option<usize>, text: &str, builder: &mut Builder) {
 }
 
 fn map_stop_reason(reason: &str) -> StopReason {
-    match reason {
-        "end_turn" | "stop_sequence" => StopReason::EndTurn,
-        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
-        "tool_use" => StopReason::ToolUse,
-        "pause_turn" => StopReason::Pause,
-        "refusal" => StopReason::Refusal,
-        _ => StopReason::Unknown,
-    }
+    read_stop(STOP, reason)
 }
 
 #[cfg(test)]

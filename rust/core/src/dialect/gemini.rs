@@ -17,9 +17,25 @@ use serde_json::value::RawValue;
 
 use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, provider_error};
+use super::{StopTable, read_stop};
 use crate::assemble::Builder;
 use crate::canonical::{Block, Citation, StopReason, Usage};
 use crate::error::Error;
+
+/// Gemini's finish reasons: the words written for each canonical reason (the first one), and
+/// read back as the first reason whose words hold them (`STOP` on a turn with calls is read as
+/// `ToolUse` by the dialect).
+pub(crate) const STOP: StopTable = &[
+    (StopReason::EndTurn, &["STOP"]),
+    (StopReason::ToolUse, &["STOP"]),
+    (StopReason::Length, &["MAX_TOKENS"]),
+    (
+        StopReason::ContentFilter,
+        &["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"],
+    ),
+    (StopReason::Refusal, &["SAFETY"]),
+    (StopReason::Error, &["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]),
+];
 
 #[derive(Debug, Default)]
 pub struct Gemini {
@@ -314,12 +330,6 @@ fn part_into(part: Part<'_>, payload: &str, builder: &mut Builder) -> Result<(),
 fn map_finish_reason(reason: &str, tool_calls: bool) -> StopReason {
     match reason {
         "STOP" if tool_calls => StopReason::ToolUse,
-        "STOP" => StopReason::EndTurn,
-        "MAX_TOKENS" => StopReason::Length,
-        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" | "LANGUAGE" => {
-            StopReason::ContentFilter
-        }
-        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS" => StopReason::Error,
-        _ => StopReason::Unknown,
+        _ => read_stop(STOP, reason),
     }
 }

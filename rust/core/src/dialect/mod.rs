@@ -5,11 +5,11 @@
 //! reasons and usage map to the canonical schema. Everything generic (blocks, events, limits,
 //! diagnostics) lives in the builder.
 
-mod anthropic;
-mod gemini;
-mod ollama;
-mod openai_chat;
-mod openai_responses;
+pub(crate) mod anthropic;
+pub(crate) mod gemini;
+pub(crate) mod ollama;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
 mod walk;
 
 use std::borrow::Cow;
@@ -23,6 +23,7 @@ use serde::de::{SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::assemble::Builder;
+use crate::canonical::StopReason;
 use crate::error::Error;
 
 /// How a dialect's stream is framed on the wire.
@@ -162,6 +163,15 @@ impl<'de: 'a, 'a, P: Deserialize<'de>> Deserialize<'de> for TextOrParts<'a, P> {
 
         deserializer.deserialize_any(Either(PhantomData))
     }
+}
+
+/// A provider's stop reasons: for each canonical reason, the provider's words for it (the first
+/// is the one written). One table per dialect, in its file, read and written from it.
+pub(crate) type StopTable = &'static [(StopReason, &'static [&'static str])];
+
+/// The canonical reason of a provider's word: the first in `table` that holds it, else `Unknown`.
+pub(crate) fn read_stop(table: StopTable, word: &str) -> StopReason {
+    table.iter().find(|(_, words)| words.contains(&word)).map_or(StopReason::Unknown, |(reason, _)| *reason)
 }
 
 /// Parse one payload, errors placed at the payload's offset in the stream.

@@ -11,9 +11,18 @@ use serde_json::value::RawValue;
 
 use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, provider_error};
+use super::{StopTable, read_stop};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
+
+/// Ollama's done reasons, written (the first word) and read (the first reason holding the
+/// word; a turn with calls is `ToolUse`, no reason at all `EndTurn`).
+pub(crate) const STOP: StopTable = &[
+    (StopReason::EndTurn, &["stop", "load", "unload"]),
+    (StopReason::ToolUse, &["stop"]),
+    (StopReason::Length, &["length"]),
+];
 
 #[derive(Debug, Default)]
 pub struct Ollama {
@@ -155,11 +164,10 @@ impl Dialect for Ollama {
                 ..Usage::default()
             });
             let reason = line.done_reason.as_deref();
-            let stop = match reason {
-                Some("length") => StopReason::Length,
+            let stop = match reason.map_or(StopReason::EndTurn, |word| read_stop(STOP, word)) {
+                StopReason::Length => StopReason::Length,
                 _ if builder.has_tool_calls() => StopReason::ToolUse,
-                Some("stop" | "load" | "unload") | None => StopReason::EndTurn,
-                Some(_) => StopReason::Unknown,
+                read => read,
             };
             builder.finish(stop, reason);
         }

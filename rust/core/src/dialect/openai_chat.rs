@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use super::StopTable;
 use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, TextOrParts, parse, provider_error};
 use crate::assemble::Builder;
@@ -17,6 +18,18 @@ use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
 
 /// One tool call seen so far: how the server keys it, and its block.
+/// The finish reasons written for each canonical reason (the first word). Reading is the
+/// dialect's `finish`: compatible servers' words too, and context (calls, a refusal).
+pub(crate) const STOP: StopTable = &[
+    // OpenAI's own words only (the SDK's types refuse others): a compatible server's `eos` is
+    // written as `stop`
+    (StopReason::EndTurn, &["stop"]),
+    (StopReason::ToolUse, &["tool_calls", "function_call"]),
+    (StopReason::Length, &["length"]),
+    (StopReason::ContentFilter, &["content_filter"]),
+    (StopReason::Refusal, &["stop"]),
+];
+
 #[derive(Debug)]
 struct Call {
     index: Option<u64>,

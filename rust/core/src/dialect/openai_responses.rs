@@ -16,11 +16,23 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::StopTable;
 use super::walk::{Walk, walk_or_parse};
 use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
 use crate::error::Error;
+
+/// The status, or the incomplete reason, that says each stop reason (written; reading is the
+/// dialect's, which also weighs the calls and a refusal).
+pub(crate) const STOP: StopTable = &[
+    (StopReason::EndTurn, &["completed"]),
+    (StopReason::ToolUse, &["completed"]),
+    (StopReason::Refusal, &["completed"]),
+    (StopReason::Length, &["max_output_tokens"]),
+    (StopReason::ContentFilter, &["content_filter"]),
+    (StopReason::Aborted, &["cancelled"]),
+];
 
 #[derive(Debug)]
 enum Slot {

@@ -27,20 +27,12 @@ use serde_json::value::RawValue;
 
 use super::{Payload, Replay, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
 use crate::assemble::BuilderOptions;
-use crate::canonical::{AssistantMessage, StopReason};
+use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
+use crate::dialect::anthropic::STOP;
 use crate::error::Error;
 use crate::request::anthropic::{OutBlock, TARGET, block};
 use crate::request::{Loss, Part, Policy, object_arguments};
-
-pub(crate) const STOP: &[(StopReason, &[&str])] = &[
-    (StopReason::EndTurn, &["end_turn", "stop_sequence"]),
-    (StopReason::Length, &["max_tokens", "model_context_window_exceeded"]),
-    (StopReason::ToolUse, &["tool_use"]),
-    (StopReason::Pause, &["pause_turn"]),
-    (StopReason::Refusal, &["refusal"]),
-    (StopReason::ContentFilter, &["refusal"]),
-];
 
 #[derive(Serialize)]
 struct Body<'a> {

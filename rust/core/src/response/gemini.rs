@@ -30,8 +30,9 @@ use serde_json::value::RawValue;
 
 use super::{Replay, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage, utf8};
 use crate::assemble::BuilderOptions;
-use crate::canonical::{AssistantMessage, StopReason};
+use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
+use crate::dialect::gemini::STOP;
 use crate::error::Error;
 use crate::request::ServerTools;
 use crate::request::ids::made_up;
@@ -50,18 +51,6 @@ const TARGET: Target = Target {
     cites: Some(crate::citation::gemini_writes),
     server_tools: ServerTools::Apart,
 };
-
-pub(crate) const STOP: &[(StopReason, &[&str])] = &[
-    (StopReason::EndTurn, &["STOP"]),
-    (StopReason::ToolUse, &["STOP"]),
-    (StopReason::Length, &["MAX_TOKENS"]),
-    (
-        StopReason::ContentFilter,
-        &["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"],
-    ),
-    (StopReason::Refusal, &["SAFETY"]),
-    (StopReason::Error, &["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]),
-];
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -20,8 +20,9 @@ use serde_json::value::RawValue;
 
 use super::{Replay, native_blocks, parts, size_hint, stop_value, to_vec, usage, utf8};
 use crate::assemble::BuilderOptions;
-use crate::canonical::{AssistantMessage, StopReason};
+use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
+use crate::dialect::ollama::STOP;
 use crate::error::Error;
 use crate::request::ServerTools;
 use crate::request::{Action, Arguments, CallIds, Loss, Part, Policy, Target, object_arguments};
@@ -39,12 +40,6 @@ const TARGET: Target = Target {
     cites: None,
     server_tools: ServerTools::Nowhere,
 };
-
-pub(crate) const STOP: &[(StopReason, &[&str])] = &[
-    (StopReason::EndTurn, &["stop", "load", "unload"]),
-    (StopReason::ToolUse, &["stop"]),
-    (StopReason::Length, &["length"]),
-];
 
 #[derive(Serialize)]
 struct Body<'a> {

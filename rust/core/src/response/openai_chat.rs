@@ -28,6 +28,7 @@ use super::{Payload, Replay, created, native_blocks, parts, response_id, size_hi
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
+use crate::dialect::openai_chat::STOP;
 use crate::error::Error;
 use crate::request::ServerTools;
 use crate::request::{Action, CallIds, IdFormat, Loss, Part, Policy, Target};
@@ -45,16 +46,6 @@ const TARGET: Target = Target {
     cites: None,
     server_tools: ServerTools::Nowhere,
 };
-
-pub(crate) const STOP: &[(StopReason, &[&str])] = &[
-    // OpenAI's own words only (the SDK's types refuse others): a compatible server's `eos` is
-    // written as `stop`
-    (StopReason::EndTurn, &["stop"]),
-    (StopReason::ToolUse, &["tool_calls", "function_call"]),
-    (StopReason::Length, &["length"]),
-    (StopReason::ContentFilter, &["content_filter"]),
-    (StopReason::Refusal, &["stop"]),
-];
 
 #[derive(Serialize)]
 struct Body<'a> {

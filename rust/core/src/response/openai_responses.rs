@@ -37,6 +37,7 @@ use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::citation::Annotation;
 use crate::dialect::DialectName;
+use crate::dialect::openai_responses::STOP;
 use crate::error::Error;
 use crate::request::ServerTools;
 use crate::request::{CallIds, IdFormat, Loss, Part, Policy, Target, parse_in};
@@ -54,16 +55,6 @@ const TARGET: Target = Target {
     cites: Some(crate::citation::responses_writes),
     server_tools: ServerTools::Parts,
 };
-
-/// The status, or the incomplete reason, that says each stop reason.
-const STOP: &[(StopReason, &[&str])] = &[
-    (StopReason::EndTurn, &["completed"]),
-    (StopReason::ToolUse, &["completed"]),
-    (StopReason::Refusal, &["completed"]),
-    (StopReason::Length, &["max_output_tokens"]),
-    (StopReason::ContentFilter, &["content_filter"]),
-    (StopReason::Aborted, &["cancelled"]),
-];
 
 #[derive(Serialize)]
 struct Body<'a> {

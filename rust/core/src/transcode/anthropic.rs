@@ -4,8 +4,8 @@
 //! cumulative usage) and `message_stop`. A failure is an `event: error`.
 
 use crate::canonical::{AssistantMessage, Block, ServerToolCallBlock, Usage};
+use crate::dialect::anthropic::STOP;
 use crate::error::Error;
-use crate::response::anthropic::STOP;
 
 use super::{Delta, Encoder, error_parts, json_num, json_str, response_id, stop_string, usage_of};
 

@@ -5,8 +5,8 @@
 //! with CRLF pairs; so does this. A failure is a chunk holding `{"error": {...}}`.
 
 use crate::canonical::{AssistantMessage, Block};
+use crate::dialect::gemini::STOP;
 use crate::error::Error;
-use crate::response::gemini::STOP;
 
 use super::{
     Delta, Encoder, error_parts, json_num, json_object_arguments, json_str, response_id, stop_string, usage_of,

@@ -4,8 +4,8 @@
 //! failure is an `{"error": "..."}` line.
 
 use crate::canonical::{AssistantMessage, Block};
+use crate::dialect::ollama::STOP;
 use crate::error::Error;
-use crate::response::ollama::STOP;
 
 use super::{Delta, Encoder, error_parts, json_num, json_object_arguments, json_str, stop_string, usage_of};
 

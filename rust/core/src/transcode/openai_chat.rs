@@ -5,8 +5,8 @@
 //! A failure is a `data: {"error": {...}}` chunk, which the SDK raises as an `APIError`.
 
 use crate::canonical::{AssistantMessage, Block};
+use crate::dialect::openai_chat::STOP;
 use crate::error::Error;
-use crate::response::openai_chat::STOP;
 
 use super::{Delta, Encoder, error_parts, json_created, json_num, json_str, response_id, stop_string, usage_of};
 

@@ -118,3 +118,17 @@ def test_the_harness_and_the_command_load_no_optional_library() -> None:
         code = f"import sys, {module}; print([m for m in {[*heavy, *more]!r} if m in sys.modules])"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         assert out == "[]", (module, out)
+
+
+def test_the_core_states_the_dialects_and_its_texts_once() -> None:
+    """``formats.DIALECTS``, ``MISSING_RESULT`` and ``EMPTY_MESSAGE`` are the Rust core's own;
+    the ``Dialect`` literal names the same dialects."""
+    from typing import get_args
+
+    import msgwire
+    from msgwire import _core
+
+    assert set(msgwire.formats.DIALECTS) == set(get_args(msgwire.Dialect))
+    assert len(msgwire.formats.DIALECTS) == len(get_args(msgwire.Dialect))
+    assert msgwire.formats.MISSING_RESULT is _core.MISSING_RESULT
+    assert msgwire.formats.EMPTY_MESSAGE == "(empty message)" == _core.EMPTY_MESSAGE

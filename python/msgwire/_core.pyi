@@ -8,6 +8,9 @@ from msgwire.sse import ServerSentEvent
 from msgwire.types import Dialect as _Dialect
 
 __all__ = [
+    "DIALECTS",
+    "EMPTY_MESSAGE",
+    "MISSING_RESULT",
     "Decoder",
     "NDJSONParser",
     "PartialArgs",
@@ -24,6 +27,9 @@ __all__ = [
     "to_response_json",
 ]
 __version__: str
+MISSING_RESULT: str
+EMPTY_MESSAGE: str
+DIALECTS: tuple[_Dialect, ...]
 
 def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises

@@ -131,10 +131,11 @@ __all__ = [
     "to_response_json",
 ]
 
-DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
-MISSING_RESULT = "No result: this tool call was not completed."
+DIALECTS: tuple[Dialect, ...] = _core.DIALECTS
+"""The dialect names, as the Rust core lists them (the ``Dialect`` literal names the same)."""
+MISSING_RESULT: str = _core.MISSING_RESULT
 """The text of the error result sent for a tool call that has none (the Rust core's default)."""
-EMPTY_MESSAGE = "(empty message)"
+EMPTY_MESSAGE: str = _core.EMPTY_MESSAGE
 """The text sent for a user message that opens the conversation but has nothing to send, where
 the provider needs a user turn first (Anthropic, Gemini; the Rust core's constant)."""
 

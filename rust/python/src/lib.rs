@@ -35,6 +35,19 @@ mod _core {
     #[allow(non_upper_case_globals)] // a Python dunder name
     const __version__: &str = env!("CARGO_PKG_VERSION");
 
+    /// The core's own texts, so that Python states them once (`formats.MISSING_RESULT`, ...).
+    #[pymodule_export]
+    const MISSING_RESULT: &str = msgwire_core::request::MISSING_RESULT;
+    #[pymodule_export]
+    const EMPTY_MESSAGE: &str = msgwire_core::request::EMPTY_MESSAGE;
+
+    /// `DIALECTS`: the dialect names the core speaks, in its order.
+    #[pymodule_init]
+    fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        let names = msgwire_core::DialectName::ALL.map(msgwire_core::DialectName::as_str);
+        module.add("DIALECTS", pyo3::types::PyTuple::new(module.py(), names)?)
+    }
+
     /// Read a canonical session envelope and write it back (the contract check: the Rust
     /// core reads and writes the same JSON as the Python types).
     #[pyfunction]

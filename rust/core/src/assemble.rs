@@ -7,24 +7,14 @@
 //! `index`, Anthropic's block index, Responses' `item_id`); the builder only knows positions in
 //! the final `content`.
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::canonical::{AssistantMessage, Block, Citation, StopReason, TextBlock, ThinkingBlock, ToolCallBlock, Usage};
 use crate::error::{Error, ErrorKind};
+pub use crate::event::Diagnostic;
 use crate::event::{Event, EventBatch, EventSink, SinkContext};
 use crate::limits::Limits;
 use crate::partial::{JsonLimits, PartialJson};
-
-/// Something unusual the stream did that the decoder handled: never merged silently.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Diagnostic {
-    /// A stable, machine-readable name (`tool_call_without_index`, `second_finish`, ...).
-    pub code: &'static str,
-    pub message: String,
-    /// Byte offset in the stream of the event that caused it.
-    pub offset: u64,
-}
 
 /// The mark of an item id msgwire made up (a Responses reply written for a block without one):
 /// read back, such an id is not kept, so it is never sent to a provider as its own.

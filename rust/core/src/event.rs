@@ -5,9 +5,18 @@
 
 use serde::Serialize;
 
-use crate::assemble::Diagnostic;
 use crate::canonical::{AssistantMessage, Block, StopReason, ToolCallBlock, Usage};
 use crate::error::Error;
+
+/// Something unusual the stream did that the decoder handled: never merged silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// A stable, machine-readable name (`tool_call_without_index`, `second_finish`, ...).
+    pub code: &'static str,
+    pub message: String,
+    /// Byte offset in the stream of the event that caused it.
+    pub offset: u64,
+}
 
 /// One step of an assistant message arriving. `index` is the position of the block in the
 /// final message's `content`.

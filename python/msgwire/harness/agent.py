@@ -128,6 +128,28 @@ class _IO:
         self.pump = pump
 
 
+class _Pending:
+    """The events a running step emits, and the wake-up of whoever waits to read them
+    (``stream`` on its own loop, ``astream`` on the caller's)."""
+
+    def __init__(self) -> None:
+        self.events: collections.deque[AgentEvent] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def emit(self, event: AgentEvent) -> None:
+        self.events.append(event)
+        self.wake()
+
+    def wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def wait(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A future done at the next event or at the end of the run."""
+        self._waiter = loop.create_future()
+        return self._waiter
+
+
 class _Recording:
     """The conversation as the tool runner's recorder, telling the caller each result."""
 
@@ -298,28 +320,16 @@ class Agent:
         (``msgwire.harness.events``). Closing the generator cancels the run."""
         loop = self._event_loop()
         self._not_in_a_loop("stream")
-        pending: collections.deque[AgentEvent] = collections.deque()
-        waiter: list[asyncio.Future[None] | None] = [None]
-
-        def wake() -> None:
-            future = waiter[0]
-            if future is not None and not future.done():
-                future.set_result(None)
-
-        def emit(event: AgentEvent) -> None:
-            pending.append(event)
-            wake()
-
-        task = loop.create_task(self._run(prompt, _IO(emit, sync=True, pump=True)))
-        task.add_done_callback(lambda _: wake())
+        queue = _Pending()
+        task = loop.create_task(self._run(prompt, _IO(queue.emit, sync=True, pump=True)))
+        task.add_done_callback(lambda _: queue.wake())
         try:
             while True:
-                while pending:
-                    yield pending.popleft()
+                while queue.events:
+                    yield queue.events.popleft()
                 if task.done():
                     break
-                future = waiter[0] = loop.create_future()
-                loop.run_until_complete(future)
+                loop.run_until_complete(queue.wait(loop))
             task.result()
         finally:
             if not task.done():
@@ -340,28 +350,16 @@ class Agent:
     async def astream(self, prompt: Prompt | None = None) -> AsyncIterator[AgentEvent]:
         """``stream`` for asyncio; cancelling the reading task (or ``aclose()``) cancels the run."""
         loop = asyncio.get_running_loop()
-        pending: collections.deque[AgentEvent] = collections.deque()
-        waiter: list[asyncio.Future[None] | None] = [None]
-
-        def wake() -> None:
-            future = waiter[0]
-            if future is not None and not future.done():
-                future.set_result(None)
-
-        def emit(event: AgentEvent) -> None:
-            pending.append(event)
-            wake()
-
-        task = loop.create_task(self._run(prompt, _IO(emit, sync=False)))
-        task.add_done_callback(lambda _: wake())
+        queue = _Pending()
+        task = loop.create_task(self._run(prompt, _IO(queue.emit, sync=False)))
+        task.add_done_callback(lambda _: queue.wake())
         try:
             while True:
-                while pending:
-                    yield pending.popleft()
+                while queue.events:
+                    yield queue.events.popleft()
                 if task.done():
                     break
-                future = waiter[0] = loop.create_future()
-                await future
+                await queue.wait(loop)
             task.result()
         finally:
             if not task.done():

@@ -473,16 +473,9 @@ pub(crate) fn object_arguments<'a>(
     report: &mut Vec<Loss>,
 ) -> Result<Arguments<'a>, Error> {
     let arguments = call.arguments.as_str();
-    if arguments.trim().is_empty() {
-        return Ok(Arguments::Empty {});
-    }
-    // serde_json does not check a raw value's escapes: a lone surrogate (`"\ud800"`) is not JSON
-    // either, and embedded it would make the body invalid
-    let surrogate = arguments.contains("\\u") && crate::partial::validate(arguments, usize::MAX).is_err();
-    match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') && !surrogate => Ok(Arguments::Raw(raw)),
-        parsed => {
-            let what = if parsed.is_ok() && !surrogate { "not a JSON object" } else { "not valid JSON" };
+    match as_object(arguments) {
+        Ok(object) => Ok(object),
+        Err(what) => {
             if policy.malformed_arguments == Malformed::Error {
                 let detail = format!("the arguments of tool call {:?} (message {message}) are {what}", call.id);
                 return Err(Error::body("tool call arguments", detail, None));
@@ -497,6 +490,30 @@ pub(crate) fn object_arguments<'a>(
             });
             Ok(Arguments::Wrapped { raw: arguments })
         }
+    }
+}
+
+/// [`object_arguments`] written into `out`, wrapped when not an object and without a report (for
+/// a stream transcoder's targets that send arguments as an object: Gemini, Ollama).
+pub(crate) fn json_object_arguments(out: &mut Vec<u8>, arguments: &str) {
+    let object = as_object(arguments).unwrap_or(Arguments::Wrapped { raw: arguments });
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(out, &object);
+}
+
+/// The rule of [`object_arguments`]: `arguments` as the object it is (or `{}` when empty), else
+/// what it is instead (`not valid JSON`, `not a JSON object`).
+fn as_object(arguments: &str) -> Result<Arguments<'_>, &'static str> {
+    if arguments.trim().is_empty() {
+        return Ok(Arguments::Empty {});
+    }
+    // serde_json does not check a raw value's escapes: a lone surrogate (`"\ud800"`) is not JSON
+    // either, and embedded it would make the body invalid
+    let surrogate = arguments.contains("\\u") && crate::partial::validate(arguments, usize::MAX).is_err();
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') && !surrogate => Ok(Arguments::Raw(raw)),
+        Ok(_) if !surrogate => Err("not a JSON object"),
+        _ => Err("not valid JSON"),
     }
 }
 
@@ -573,6 +590,35 @@ fn unknown_reason(raw: &RawValue) -> Cow<'static, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_are_the_same_object_in_a_request_and_in_a_transcoded_stream() {
+        // a lone surrogate escape is not JSON: wrapped by both (a transcoded stream embedded it)
+        let texts = ["", " ", r#"{"a":1}"#, " {\"a\": 1} ", "[1]", "null", "{", r#"{"a":"\ud83d\ude00"}"#];
+        let lone = [r#"{"city": "T\ud83d-\ude00o"}"#, r#"{"a":"\udc00"}"#, r#"["\ud800"]"#];
+        for text in texts.into_iter().chain(lone) {
+            let call = canonical::ToolCallBlock {
+                id: "c1".into(),
+                name: "f".into(),
+                arguments: text.into(),
+                approval: canonical::Approval::default(),
+                malformed: false,
+                item_id: None,
+                cache_control: None,
+            };
+            let mut report = Vec::new();
+            let request = object_arguments(0, 0, &call, Policy::default(), &mut report).expect("wraps");
+            let request = serde_json::to_string(&request).expect("writes");
+            let mut stream = Vec::new();
+            json_object_arguments(&mut stream, text);
+            assert_eq!(String::from_utf8(stream).expect("utf-8"), request, "{text:?}");
+            let wrapped = request.starts_with(r#"{"_raw":"#);
+            assert_eq!(wrapped, !report.is_empty(), "{text:?}: wrapped exactly when reported");
+            if lone.contains(&text) {
+                assert_eq!(report[0].reason, "arguments not valid JSON: sent as {\"_raw\": <the text>}", "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn a_reply_runs_together_but_marked_text_stands_apart() {

@@ -56,7 +56,7 @@ pub use ids::{IdFormat, made_up as made_up_call_id};
 use lower::Carries;
 pub(crate) use lower::{
     Arguments, EmptyText, PROVIDER_PART, Part, Refusals, Role, ServerTools, Target, arguments_text, is_blank, is_error,
-    join_reply, lower, object_arguments, result_parts,
+    join_reply, json_object_arguments, lower, object_arguments, result_parts,
 };
 pub(crate) use marked::{file_text, image_text, marked, mcp_text};
 pub use options::{

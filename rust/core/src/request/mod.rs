@@ -110,7 +110,7 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
     // serde_json does not check the raw JSON it keeps: a lone surrogate escape (`"\ud800"`) in a
     // part kept whole would be copied into the session, which no canonical reader accepts.
     // Refused at its offset (only when the body may hold one, so valid bodies pay a scan).
-    if memchr::memmem::find_iter(body, b"\\u").any(|at| matches!(body.get(at + 2), Some(b'd' | b'D'))) {
+    if crate::partial::may_hold_surrogate(body) {
         crate::partial::validate_bytes(body, usize::MAX)?;
     }
     let session = match dialect {

@@ -30,6 +30,11 @@
 //! (of the messages and of the envelope): the Python types fill them with fresh values.
 //! A provider part msgwire has no block for is kept whole as an unknown block
 //! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
+//!
+//! Files: this one is the entrance; `options` (the options, the policy, the report's [`Loss`]),
+//! `plan` and `ids` (which messages and call ids are sent), `lower` (blocks to parts), `marked`
+//! (marked text), `writer` (each dialect's writer), `turns` and `cache` (writing turn by turn,
+//! re-building a grown conversation), `read` (reading a body back), one file per dialect.
 
 pub(crate) mod anthropic; // its blocks are also a response's (crate::response)
 mod cache;

@@ -753,8 +753,7 @@ fn read_session_with(input: &[u8], text: Option<&str>) -> Result<Session, Error>
     // lone surrogate escape (`"\ud800"`) there or in `metadata`, `params`, an unknown message or
     // block. The Python side refuses both, and `write` would copy the surrogate out: refuse them
     // too, at their offset (only when the input may hold one, so valid input pays a scan).
-    let surrogate = memchr::memmem::find_iter(input, b"\\u").any(|at| matches!(input.get(at + 2), Some(b'd' | b'D')));
-    if surrogate || std::str::from_utf8(input).is_err() {
+    if crate::partial::may_hold_surrogate(input) || std::str::from_utf8(input).is_err() {
         crate::partial::validate_bytes(input, usize::MAX)?;
     }
     Ok(session)

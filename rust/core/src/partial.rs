@@ -172,6 +172,12 @@ pub fn validate(json: &str, max_depth: usize) -> Result<(), Error> {
     validate_input(json.as_bytes(), max_depth, true)
 }
 
+/// Whether `json` may hold a lone surrogate escape: it has a `\uD...` escape (the only form one
+/// takes). A cheap scan to run before [`validate_bytes`] where `serde_json` keeps text unchecked.
+pub(crate) fn may_hold_surrogate(json: &[u8]) -> bool {
+    memchr::memmem::find_iter(json, b"\\u").any(|at| matches!(json.get(at + 2), Some(b'd' | b'D')))
+}
+
 /// [`validate`] for bytes, which must also be UTF-8.
 pub fn validate_bytes(json: &[u8], max_depth: usize) -> Result<(), Error> {
     validate_input(json, max_depth, false)

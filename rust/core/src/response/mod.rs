@@ -59,6 +59,7 @@ use crate::canonical::{AssistantMessage, Block, Message, StopReason, Usage};
 use crate::dialect::{Dialect, DialectName};
 use crate::error::{Error, ErrorKind};
 use crate::limits::Limits;
+use crate::request::offset_in;
 use crate::request::{Action, Converted, Loss, PROVIDER_PART, Part, Policy, Role, Target, lower};
 
 /// Options of [`to_response_json`], readable from JSON (what the Python binding passes).
@@ -276,11 +277,6 @@ impl Replay {
     pub fn provider_error(&self, error: &serde_json::Value) -> Error {
         crate::dialect::provider_error(error, &self.builder)
     }
-}
-
-/// Where `raw` (a piece of `body`) starts in `body`.
-pub(crate) fn offset_in(body: &[u8], raw: &RawValue) -> u64 {
-    (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len()) as u64
 }
 
 /// The body as text: serde reads UTF-8 only, and the decoders take `&str`.

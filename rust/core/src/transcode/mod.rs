@@ -95,23 +95,8 @@ pub(crate) fn json_num(out: &mut Vec<u8>, number: u64) {
     out.extend_from_slice(number.to_string().as_bytes());
 }
 
-/// Tool-call arguments as a JSON object, for the targets that send them as one (Gemini,
-/// Ollama): the text itself when it is an object, `{}` when empty, else `{"_raw": <text>}`,
-/// as request conversion writes them.
-pub(crate) fn json_object_arguments(out: &mut Vec<u8>, arguments: &str) {
-    if arguments.trim().is_empty() {
-        out.extend_from_slice(b"{}");
-        return;
-    }
-    match serde_json::from_str::<&serde_json::value::RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') => out.extend_from_slice(raw.get().as_bytes()),
-        _ => {
-            out.extend_from_slice(b"{\"_raw\":");
-            json_str(out, arguments);
-            out.push(b'}');
-        }
-    }
-}
+/// Tool-call arguments as a JSON object (Gemini, Ollama), as request conversion writes them.
+pub(crate) use crate::request::json_object_arguments;
 
 /// The error type and message a target's error frame carries.
 pub(crate) fn error_parts(error: &Error) -> (&str, String) {

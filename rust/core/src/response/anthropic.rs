@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Payload, Replay, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
+use super::{BodyReplay, Payload, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
 use crate::assemble::BuilderOptions;
 use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
@@ -120,7 +120,7 @@ struct InBody<'a> {
 
 pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
-    let mut replay = Replay::new(DialectName::Anthropic, options);
+    let mut replay = BodyReplay::new(DialectName::Anthropic, options);
     // `{"type": "error", "error": {...}}`, the body of every failed call
     let error = parsed.error.as_ref().filter(|e| !e.is_null());
     if error.is_some() || parsed.kind.as_deref() == Some("error") {

@@ -28,7 +28,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Replay, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage, utf8};
+use super::{BodyReplay, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage, utf8};
 use crate::assemble::BuilderOptions;
 use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
@@ -231,7 +231,7 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Erro
     if parsed.candidates.is_none() && parsed.prompt_feedback.is_none() && parsed.error.is_none() {
         return Err(super::missing(body, "candidates"));
     }
-    let mut replay = Replay::new(DialectName::Gemini, options);
+    let mut replay = BodyReplay::new(DialectName::Gemini, options);
     replay.whole(utf8(body)?)?;
     replay.finish()
 }

@@ -171,7 +171,7 @@ impl std::error::Error for ResponseError {}
 // --- reading: the body replayed through the stream decoder ---------------------------------------
 
 /// A stream decoder fed the events a stream of the response would have carried.
-pub(crate) struct Replay {
+pub(crate) struct BodyReplay {
     decoder: Box<dyn Dialect + Send + Sync>,
     pub builder: Builder,
 }
@@ -224,7 +224,7 @@ impl Payload {
     }
 }
 
-impl Replay {
+impl BodyReplay {
     pub fn new(dialect: DialectName, options: BuilderOptions) -> Self {
         Self { decoder: dialect.decoder(), builder: Builder::new(options) }
     }

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Replay, native_blocks, parts, size_hint, stop_value, to_vec, usage, utf8};
+use super::{BodyReplay, native_blocks, parts, size_hint, stop_value, to_vec, usage, utf8};
 use crate::assemble::BuilderOptions;
 use crate::canonical::AssistantMessage;
 use crate::dialect::DialectName;
@@ -154,7 +154,7 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     if let Some(timestamp) = parsed.created_at.as_deref().and_then(super::rfc3339_timestamp) {
         options.timestamp = timestamp;
     }
-    let mut replay = Replay::new(DialectName::Ollama, options);
+    let mut replay = BodyReplay::new(DialectName::Ollama, options);
     replay.whole(utf8(body)?)?;
     replay.finish()
 }

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Payload, Replay, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
+use super::{BodyReplay, Payload, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, usage};
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
@@ -219,7 +219,7 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     if let Some(timestamp) = parsed.created.and_then(super::unix_timestamp) {
         options.timestamp = timestamp;
     }
-    let mut replay = Replay::new(DialectName::OpenAi, options);
+    let mut replay = BodyReplay::new(DialectName::OpenAi, options);
     if let Some(error) = parsed.error.as_ref().filter(|e| !e.is_null()) {
         return Err(replay.provider_error(error));
     }

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{
-    Payload, Replay, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, unix_timestamp, usage,
+    BodyReplay, Payload, created, native_blocks, parts, response_id, size_hint, stop_value, to_vec, unix_timestamp,
+    usage,
 };
 use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
@@ -311,7 +312,7 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     if let Some(timestamp) = parsed.created_at.and_then(unix_timestamp) {
         options.timestamp = timestamp;
     }
-    let mut replay = Replay::new(DialectName::OpenAiResponses, options);
+    let mut replay = BodyReplay::new(DialectName::OpenAiResponses, options);
     let failed = parsed.status.is_some_and(|s| s.get() == "\"failed\"");
     let error = parsed.error.as_ref().filter(|e| !e.is_null());
     if error.is_some() || failed {

@@ -382,13 +382,13 @@ fn end_without_trailing_whitespace(
         Item::Assistant(i, _) => Some(*i),
         _ => None,
     });
-    report.push(Loss {
-        message: message.unwrap_or_default(),
-        block: None,
-        kind: "text",
-        action: Action::Strip,
-        reason: "trailing whitespace of a final assistant turn removed (Anthropic refuses it)".into(),
-    });
+    report.push(Loss::new(
+        message.unwrap_or_default(),
+        None,
+        "text",
+        Action::Strip,
+        "trailing whitespace of a final assistant turn removed (Anthropic refuses it)",
+    ));
 }
 
 // --- reading ------------------------------------------------------------------------------------

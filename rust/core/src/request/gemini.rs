@@ -266,13 +266,13 @@ fn message_parts<'a>(
             Part::Thinking { block, thinking, signature } => {
                 let signature = (!signature.is_empty()).then_some(signature);
                 if !native && signature.is_some() {
-                    report.push(Loss {
+                    report.push(Loss::new(
                         message,
-                        block: Some(block),
-                        kind: "signature",
-                        action: Action::Strip,
-                        reason: "a signature of another provider is never sent to Gemini".into(),
-                    });
+                        Some(block),
+                        "signature",
+                        Action::Strip,
+                        "a signature of another provider is never sent to Gemini",
+                    ));
                 }
                 let signature = signature.filter(|_| native);
                 if thinking.is_empty() {

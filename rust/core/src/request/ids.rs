@@ -167,13 +167,7 @@ pub(crate) fn assign(
                 format!("tool call id {:?} repeats an earlier call's: sent as {new:?}, in its results too", call.id)
             }
         };
-        report.push(Loss {
-            message: call.message,
-            block: Some(call.block),
-            kind: "tool_call_id",
-            action: Action::Rewrite,
-            reason: reason.into(),
-        });
+        report.push(Loss::new(call.message, Some(call.block), "tool_call_id", Action::Rewrite, reason));
         taken.insert(Cow::Owned(new.clone()));
         rewritten.insert((call.message, call.block), new);
     }

@@ -207,7 +207,7 @@ pub(crate) fn lower<'a>(
     for (b, block) in blocks.iter().enumerate() {
         let sent = parts.len();
         let mut loss = |kind: &'static str, action: Action, reason: Cow<'static, str>| {
-            report.push(Loss { message, block: Some(b), kind, action, reason });
+            report.push(Loss::new(message, Some(b), kind, action, reason));
         };
         match block {
             Block::Text(t) => {
@@ -481,13 +481,7 @@ pub(crate) fn object_arguments<'a>(
                 return Err(Error::body("tool call arguments", detail, None));
             }
             let reason = format!("arguments {what}: sent as {{\"_raw\": <the text>}}");
-            report.push(Loss {
-                message,
-                block: Some(block),
-                kind: "arguments",
-                action: Action::Fallback,
-                reason: reason.into(),
-            });
+            report.push(Loss::new(message, Some(block), "arguments", Action::Fallback, reason));
             Ok(Arguments::Wrapped { raw: arguments })
         }
     }

@@ -122,13 +122,13 @@ impl<'a> Sorted<'a> {
             Part::Image(ImageSource::Base64 { data, .. }) => self.images.push(data),
             Part::Thinking { block, thinking, signature } => {
                 if !signature.is_empty() {
-                    report.push(Loss {
+                    report.push(Loss::new(
                         message,
-                        block: Some(block),
-                        kind: "signature",
-                        action: Action::Strip,
-                        reason: "Ollama thinking has no signature".into(),
-                    });
+                        Some(block),
+                        "signature",
+                        Action::Strip,
+                        "Ollama thinking has no signature",
+                    ));
                 }
                 // an empty `thinking` reads back as no thinking: leave it out
                 if !thinking.is_empty() {
@@ -201,13 +201,13 @@ pub(super) fn turns(
                     sorted.push(i, p, report);
                 }
                 if super::is_error(r) {
-                    report.push(Loss {
-                        message: i,
-                        block: None,
-                        kind: "is_error",
-                        action: Action::Strip,
-                        reason: "Ollama tool messages have no error flag".into(),
-                    });
+                    report.push(Loss::new(
+                        i,
+                        None,
+                        "is_error",
+                        Action::Strip,
+                        "Ollama tool messages have no error flag",
+                    ));
                 }
                 let mut msg = Msg::new("tool", join(sorted.text).unwrap_or_default());
                 msg.images = sorted.images;

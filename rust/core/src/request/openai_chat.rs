@@ -234,13 +234,13 @@ pub(super) fn turns(
             Item::ToolResult(i, r, call) => {
                 let parts = parts(result_parts(i, r, &TARGET, REFUSES.empty_text, policy, report));
                 if super::is_error(r) {
-                    report.push(Loss {
-                        message: i,
-                        block: None,
-                        kind: "is_error",
-                        action: Action::Strip,
-                        reason: "OpenAI tool messages have no error flag".into(),
-                    });
+                    report.push(Loss::new(
+                        i,
+                        None,
+                        "is_error",
+                        Action::Strip,
+                        "OpenAI tool messages have no error flag",
+                    ));
                 }
                 let content = if parts.is_empty() { Content::Text(Cow::Borrowed("")) } else { content(parts) };
                 Msg::Tool { tool_call_id: plan.id(&call), content }

@@ -153,23 +153,23 @@ pub(crate) fn plan<'a>(
                         continue;
                     }
                     items.push(Item::Missing(call));
-                    report.push(Loss {
-                        message: i,
-                        block: Some(call.block),
-                        kind: "tool_result",
-                        action: Action::Placeholder,
-                        reason: "no result for this tool call: an error result stands in for it".into(),
-                    });
+                    report.push(Loss::new(
+                        i,
+                        Some(call.block),
+                        "tool_result",
+                        Action::Placeholder,
+                        "no result for this tool call: an error result stands in for it",
+                    ));
                 }
             }
             Message::ToolResult(_) | Message::SystemControl(_) => {}
-            Message::Unknown(_) => report.push(Loss {
-                message: i,
-                block: None,
-                kind: "unknown_message",
-                action: Action::Drop,
-                reason: "a message of a type this version does not know".into(),
-            }),
+            Message::Unknown(_) => report.push(Loss::new(
+                i,
+                None,
+                "unknown_message",
+                Action::Drop,
+                "a message of a type this version does not know",
+            )),
         }
     }
     let sites: Vec<CallSite<'_>> = calls
@@ -261,7 +261,7 @@ fn unsent_fields(i: usize, message: &Message, dialect: &str, carries: super::Car
 }
 
 fn dropped(message: usize, reason: String) -> Loss {
-    Loss { message, block: None, kind: "tool_result", action: Action::Drop, reason: reason.into() }
+    Loss::new(message, None, "tool_result", Action::Drop, reason)
 }
 
 #[cfg(test)]

@@ -136,13 +136,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
                 let signature = Some(signature).filter(|s| !s.is_empty());
                 if signature.is_some() && !native {
                     let reason = "a signature of another provider is never written for Gemini";
-                    report.push(Loss {
-                        message: 0,
-                        block: Some(block),
-                        kind: "signature",
-                        action: Action::Strip,
-                        reason: reason.into(),
-                    });
+                    report.push(Loss::new(0, Some(block), "signature", Action::Strip, reason));
                 }
                 let signature = signature.filter(|_| native);
                 if thinking.is_empty() {
@@ -181,13 +175,7 @@ pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec
         let u = usage(message);
         if u.cache_write_tokens > 0 {
             let reason = "Gemini usage has no cache writes";
-            report.push(Loss {
-                message: 0,
-                block: None,
-                kind: "cache_write_tokens",
-                action: Action::Strip,
-                reason: reason.into(),
-            });
+            report.push(Loss::new(0, None, "cache_write_tokens", Action::Strip, reason));
         }
         UsageMetadata {
             prompt_token_count: u.input_tokens,

@@ -347,13 +347,7 @@ pub(crate) fn stop_value<'a>(
         if stop != StopReason::Unknown {
             let name = serde_json::to_string(&stop).unwrap_or_default();
             let reason = format!("the dialect has no stop reason {name}: written as its unknown reason");
-            report.push(Loss {
-                message: 0,
-                block: None,
-                kind: "stop_reason",
-                action: Action::Fallback,
-                reason: reason.into(),
-            });
+            report.push(Loss::new(0, None, "stop_reason", Action::Fallback, reason));
         }
         return otherwise;
     };

@@ -112,7 +112,7 @@ struct CompletionDetails {
 }
 
 fn lost(report: &mut Vec<Loss>, block: Option<usize>, kind: &'static str, reason: &'static str) {
-    report.push(Loss { message: 0, block, kind, action: Action::Strip, reason: reason.into() });
+    report.push(Loss::new(0, block, kind, Action::Strip, reason));
 }
 
 pub(super) fn write(message: &AssistantMessage, policy: Policy, report: &mut Vec<Loss>) -> Result<Vec<u8>, Error> {

@@ -125,7 +125,7 @@ pub fn from_request_json(body: &[u8], dialect: DialectName) -> Result<Vec<u8>, E
         DialectName::Gemini => gemini::read(body)?,
         DialectName::OpenAiResponses => openai_responses::read(body)?,
     };
-    serde_json::to_vec(&session).map_err(|e| Error::write(&e))
+    crate::canonical::write(&session)
 }
 #[cfg(test)]
 mod tests {

@@ -126,7 +126,5 @@ pub(crate) fn offset_in(body: &[u8], raw: &RawValue) -> u64 {
     (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len()) as u64
 }
 
-/// Serialize a request body.
-pub(crate) fn to_vec<T: Serialize>(body: &T) -> Result<Vec<u8>, Error> {
-    serde_json::to_vec(body).map_err(|e| Error::write(&e))
-}
+/// Serialize a request body (as every canonical value is written).
+pub(crate) use crate::canonical::write as to_vec;

@@ -664,77 +664,58 @@ pub fn parse<T: serde::de::DeserializeOwned>(input: &[u8], text: Option<&str>) -
     }
 }
 
-impl TagFirst for Message {
-    fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>> {
-        let rest = MapAccessDeserializer::new(rest);
-        Some(match tag {
-            "user" => Deserialize::deserialize(rest).map(Message::User),
-            "assistant" => Deserialize::deserialize(rest).map(Message::Assistant),
-            "tool_result" => Deserialize::deserialize(rest).map(Message::ToolResult),
-            "system_control" => Deserialize::deserialize(rest).map(Message::SystemControl),
-            _ => return None,
-        })
-    }
-}
-
-impl TagFirst for Block {
-    fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>> {
-        let rest = MapAccessDeserializer::new(rest);
-        Some(match tag {
-            "text" => Deserialize::deserialize(rest).map(Block::Text),
-            "thinking" => Deserialize::deserialize(rest).map(Block::Thinking),
-            "image" => Deserialize::deserialize(rest).map(Block::Image),
-            "file_reference" => Deserialize::deserialize(rest).map(Block::FileReference),
-            "mcp_resource" => Deserialize::deserialize(rest).map(Block::McpResource),
-            "tool_call" => Deserialize::deserialize(rest).map(Block::ToolCall),
-            "server_tool_call" => Deserialize::deserialize(rest).map(Block::ServerToolCall),
-            "server_tool_result" => Deserialize::deserialize(rest).map(Block::ServerToolResult),
-            _ => return None,
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if TAG_FIRST.get() {
-            return deserializer.deserialize_map(TagFirstVisitor(std::marker::PhantomData));
+/// The canonical tags of `Message` and `Block` and their variants, each stated once: the
+/// one-pass read (`TagFirst`) and the general read (`tagged`) both match on this table.
+macro_rules! tags {
+    ($kind:ident { $($tag:literal => $variant:ident),* $(,)? }) => {
+        impl TagFirst for $kind {
+            fn from_rest<'de, A: MapAccess<'de>>(tag: &str, rest: A) -> Option<Result<Self, A::Error>> {
+                let rest = MapAccessDeserializer::new(rest);
+                Some(match tag {
+                    $($tag => Deserialize::deserialize(rest).map($kind::$variant),)*
+                    _ => return None,
+                })
+            }
         }
-        tagged(
-            deserializer,
-            |tag, json| match tag {
-                "user" => Some(serde_json::from_str(json).map(Message::User)),
-                "assistant" => Some(serde_json::from_str(json).map(Message::Assistant)),
-                "tool_result" => Some(serde_json::from_str(json).map(Message::ToolResult)),
-                "system_control" => Some(serde_json::from_str(json).map(Message::SystemControl)),
-                _ => None,
-            },
-            Message::Unknown,
-        )
-    }
+
+        impl $kind {
+            /// The value of a tagged object's JSON, `None` for a tag msgwire has no type for.
+            fn from_tagged(tag: &str, json: &str) -> Option<serde_json::Result<Self>> {
+                match tag {
+                    $($tag => Some(serde_json::from_str(json).map($kind::$variant)),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $kind {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                if TAG_FIRST.get() {
+                    return deserializer.deserialize_map(TagFirstVisitor(std::marker::PhantomData));
+                }
+                tagged(deserializer, Self::from_tagged, $kind::Unknown)
+            }
+        }
+    };
 }
 
-impl<'de> Deserialize<'de> for Block {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if TAG_FIRST.get() {
-            return deserializer.deserialize_map(TagFirstVisitor(std::marker::PhantomData));
-        }
-        tagged(
-            deserializer,
-            |tag, json| match tag {
-                "text" => Some(serde_json::from_str(json).map(Block::Text)),
-                "thinking" => Some(serde_json::from_str(json).map(Block::Thinking)),
-                "image" => Some(serde_json::from_str(json).map(Block::Image)),
-                "file_reference" => Some(serde_json::from_str(json).map(Block::FileReference)),
-                "mcp_resource" => Some(serde_json::from_str(json).map(Block::McpResource)),
-                "tool_call" => Some(serde_json::from_str(json).map(Block::ToolCall)),
-                "server_tool_call" => Some(serde_json::from_str(json).map(Block::ServerToolCall)),
-                "server_tool_result" => Some(serde_json::from_str(json).map(Block::ServerToolResult)),
-                _ => None,
-            },
-            Block::Unknown,
-        )
-    }
-}
+tags!(Message {
+    "user" => User,
+    "assistant" => Assistant,
+    "tool_result" => ToolResult,
+    "system_control" => SystemControl,
+});
+
+tags!(Block {
+    "text" => Text,
+    "thinking" => Thinking,
+    "image" => Image,
+    "file_reference" => FileReference,
+    "mcp_resource" => McpResource,
+    "tool_call" => ToolCall,
+    "server_tool_call" => ServerToolCall,
+    "server_tool_result" => ServerToolResult,
+});
 
 /// Read a canonical session envelope.
 pub fn read_session(input: &[u8]) -> Result<Session, Error> {

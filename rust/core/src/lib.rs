@@ -2,8 +2,20 @@
 //!
 //! - [`canonical`]: the canonical v1 schema (serde), the contract with the Python types.
 //! - [`error`]: the typed errors every fallible path returns, with byte offsets.
+//! - [`limits`]: the bounds on sizes and depths that keep memory bounded on hostile input.
 //! - [`sse`], [`ndjson`]: incremental framers of the two stream formats.
-//! - `citation`, `server_tool`: each provider's citations and server tool blocks, read and written.
+//! - [`dialect`]: each provider's stream rules (a chunk walk and serde structs per provider, its
+//!   stop-reason table), fed one payload at a time.
+//! - [`assemble`]: the builder a dialect drives into one canonical message, with its
+//!   diagnostics; [`event`]: the canonical stream events and the sinks that record them;
+//!   [`decoder`]: framing, dialect and builder for one stream (`StreamDecoder`).
+//! - [`partial`]: incremental JSON of tool arguments (partial values, validation, surrogates).
+//! - [`request`]: canonical conversations to and from each provider's request body, and the
+//!   cache that re-builds a grown conversation's request; [`response`]: non-streamed response
+//!   bodies, read as their stream would be and written; [`transcode`]: one dialect's stream
+//!   written as another's.
+//! - `citation`, `server_tool`, `body`: each provider's citations and server tool blocks, read
+//!   and written; the sniffing of a body that is not a stream (a provider's error, HTML).
 
 pub mod assemble;
 mod body;

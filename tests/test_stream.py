@@ -1748,7 +1748,9 @@ def test_hostile_decoder_call_sequences(dialect: str, steps: list[tuple[Any, ...
     failure...) gives events, messages or msgwire errors: nothing else."""
     body = next(p for p in FIXTURES if dialect_of(p) == dialect).read_bytes()
     decoder = msgwire.Decoder(dialect, partial_args=True)
+    ended = False
     for step in steps:
+        ended = ended or step[0] in ("end", "finish", "abort")
         try:
             if step[0] == "feed":
                 decoder.feed(step[1])
@@ -1769,6 +1771,11 @@ def test_hostile_decoder_call_sequences(dialect: str, steps: list[tuple[Any, ...
         except BaseException as exc:  # a PanicException is a BaseException
             error = exc
         else:
+            continue
+        if isinstance(error, msgwire.UsageError):
+            # misuse: bytes fed after the stream ended (the caller's bug, not the stream's)
+            assert step[0] in ("feed", "fixture"), (step, error)
+            assert ended, (step, error)
             continue
         check_msgwire_error(error)
         assert decoder.message().stop_reason == "error"

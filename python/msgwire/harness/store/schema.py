@@ -4,8 +4,9 @@ Every table is prefixed ``msgwire_`` so a store can live in a database that hold
 things. ``msgwire_schema`` records each migration applied; a store creates and migrates the
 schema on first use, under a lock (SQLite's write lock, a PostgreSQL advisory lock), so any
 number of processes may open a new database at once. Ids (conversations, messages, entries,
-agents) are ``TEXT`` in SQLite and ``BYTEA`` (their UTF-8 bytes) in PostgreSQL, whose text
-type cannot hold a NUL character: an id is any string.
+agents) and an entry's decision are ``TEXT`` in SQLite and ``BYTEA`` (their UTF-8 bytes) in
+PostgreSQL, whose text type cannot hold a NUL character: an id is any string, and so is the
+decision (a ``system_control`` message's control, say).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _v1(t: Types) -> list[str]:
             seq BIGINT NOT NULL,
             id {t.key} NOT NULL,
             message_id {t.key} NOT NULL,
-            decision TEXT NOT NULL,
+            decision {t.key} NOT NULL,
             timestamp {t.time} NOT NULL,
             body {t.blob} NOT NULL,
             hash TEXT NOT NULL,

@@ -485,7 +485,7 @@ class SQLBase:
                     seq,
                     self._key(draft.id),
                     self._key(mkey),
-                    draft.decision,
+                    self._key(draft.decision),
                     self._time(draft.timestamp),
                     sealed.body,
                     prev,
@@ -597,8 +597,8 @@ class SQLBase:
             last = cur.one("SELECT id, hash FROM msgwire_entries WHERE conversation_id = ? AND seq = ?", (key, upto))
             # The header as it stood at `upto`: what the first later mode / branch change says was old.
             later = cur.rows(
-                _ENTRY_ROWS + " AND seq > ? AND seq <= ? AND decision IN ('mode_change', 'branch_switch') ORDER BY seq",
-                (key, upto, head_seq),
+                _ENTRY_ROWS + " AND seq > ? AND seq <= ? AND decision IN (?, ?) ORDER BY seq",
+                (key, upto, head_seq, self._key("mode_change"), self._key("branch_switch")),
             )
             header.mode, header.system_prompt, header.branch = state_before(
                 self._entries(conversation_id, later, "raise"), header
@@ -672,7 +672,7 @@ class SQLBase:
             seq,
             self._unkey(eid),
             self._unkey(mid),
-            decision,
+            self._unkey(decision),
             self._untime(stamp),
             digest,
             bytes(body).decode(),
@@ -760,7 +760,7 @@ class SQLBase:
                     e.seq,
                     self._key(e.id),
                     self._key(mkey),
-                    e.decision,
+                    self._key(e.decision),
                     self._time(e.timestamp),
                     sealed.body,
                     e.hash,

@@ -89,8 +89,9 @@ class Reference:
             self.i += 2 if c == "\\" else 1
         # open: keep whole characters only (no half escape, no lone high surrogate)
         body = self.text[start + 1 :]
-        body = re.sub(r"\\(u[0-9a-fA-F]{0,3})?$", "", body)
-        body = re.sub(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", "", body)
+        # (an escape's backslash is one not itself escaped: after an even run of backslashes)
+        body = re.sub(r"(?<!\\)((?:\\\\)*)\\(u[0-9a-fA-F]{0,3})?$", r"\1", body)
+        body = re.sub(r"(?<!\\)((?:\\\\)*)\\u[dD][89abAB][0-9a-fA-F]{2}$", r"\1", body)
         raise Incomplete(str(json.loads('"' + body + '"')))
 
     def container(self, into: Any, closer: str) -> Any:

@@ -416,7 +416,8 @@ fn lower_thinking<'a>(
         (Some(signature), _) if sendable && keep => {
             (Some(Part::Thinking { block, thinking: &t.thinking, signature }), None)
         }
-        (None, _) if sendable && keep && !target.signed && !t.thinking.is_empty() => {
+        // thinking with its provider's item id names that item (Responses), signed or not
+        (None, _) if sendable && keep && ((!target.signed && !t.thinking.is_empty()) || t.item_id.is_some()) => {
             (Some(Part::Thinking { block, thinking: &t.thinking, signature: "" }), None)
         }
         (_, Replay::Drop) => (None, Some(("thinking", Action::Drop, reason()))),

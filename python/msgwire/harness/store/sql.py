@@ -96,6 +96,7 @@ class _Head(msgspec.Struct, kw_only=True):
 
 _modes_decoder = msgspec.json.Decoder(dict[str, str])
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
+_message_decoder = msgspec.json.Decoder(Message)
 _HEAD = "head_seq, head_hash, system_prompt, mode, modes, branch"
 _INSERT_ENTRY = (
     "INSERT INTO msgwire_entries (conversation_id, seq, id, message_id, decision, timestamp, body, hash, "
@@ -343,17 +344,13 @@ class SQLBase:
         rows = self._run(work)
         if rows is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
-        # One decode of the whole list: the rows joined as one JSON array (bytes join is a copy;
-        # a dialect that aggregates in the server sends one row already joined).
-        first = rows[0][0] if rows else b""
-        joined = (
-            b"[" + b",".join([r[0] for r in rows]) + b"]"
-            if isinstance(first, bytes)
-            else "[" + ",".join([r[0] for r in rows if r[0] is not None]) + "]"
-        )
+        # One typed decode per row: joining 100,000 rows into one array first costs more than
+        # the per-call overhead it saves (a 120 MB copy: 0.78 -> 0.57 s for 100k messages).
+        # Any failure (an unknown message type, a bad row) goes to the slow path, which says which.
+        decode = _message_decoder.decode
         try:
-            return loads(joined, type=list[Message])
-        except DecodeError:
+            return [decode(r[0]) for r in rows]
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             pass
         return self._messages_slow(conversation_id, last, on_error)
 
@@ -463,6 +460,7 @@ class SQLBase:
         updates: list[tuple[Any, ...]] = []
         seq, prev = head.seq, head.hash
         header_changed = False
+        times: dict[dt.datetime, Any] = {}  # a batch's drafts share one timestamp: format it once
         for draft, mkey in zip(drafts, message_keys, strict=True):
             if draft.id in known_entries:
                 results.append(known_entries[draft.id])
@@ -486,7 +484,7 @@ class SQLBase:
                     self._key(draft.id),
                     self._key(mkey),
                     self._key(draft.decision),
-                    self._time(draft.timestamp),
+                    times.get(draft.timestamp) or times.setdefault(draft.timestamp, self._time(draft.timestamp)),
                     sealed.body,
                     prev,
                     sealed.message_at,

@@ -24,7 +24,7 @@ from typing import IO, Any, Literal, Self, TypeVar
 import msgspec
 
 from msgwire import Message, Session, loads
-from msgwire._ids import new_id, now
+from msgwire._ids import new_id, new_ids, now
 from msgwire.errors import DecodeError, StoreError
 
 from ..audit import GENESIS, AuditHeader, Committed, Draft, Entry, Parent, decode_entries, seal_draft
@@ -408,13 +408,13 @@ class SQLBase:
         stamp = now()
         drafts = [
             Draft(
-                id=new_id(),
+                id=entry_id,
                 timestamp=stamp,
                 message=m,
                 decision=decision if decision is not None else default_decision(m),
                 audit=dict(audit) if audit else {},
             )
-            for m in batch
+            for m, entry_id in zip(batch, new_ids(len(batch)), strict=True)
         ]
         return self._run(lambda cur: self._commit(cur, conversation_id, drafts, None, fresh=True)).results
 

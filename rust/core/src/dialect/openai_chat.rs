@@ -175,12 +175,27 @@ struct XGroq {
 fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
     let mut walk = Walk::new(data);
     let mut chunk = Chunk { id: None, model: None, choices: None, usage: None, x_groq: None, error: None };
-    let present = walk.object(&["id", "model", "choices", "usage", "x_groq", "error"], |w, key| {
+    // in the order OpenAI sends them; the keys a chunk does not read are listed for their place
+    let keys = [
+        "id",
+        "object",
+        "created",
+        "model",
+        "service_tier",
+        "system_fingerprint",
+        "usage",
+        "choices",
+        "obfuscation",
+        "x_groq",
+        "error",
+    ];
+    let present = walk.object(&keys, |w, key| {
         match key {
             0 => chunk.id = w.str()?,
-            1 => chunk.model = w.str()?,
-            2 => chunk.choices = w.array(walk_choice)?,
-            3 => chunk.usage = walk_usage(w)?,
+            1 | 2 | 4 | 5 | 8 => w.skip()?,
+            3 => chunk.model = w.str()?,
+            6 => chunk.usage = walk_usage(w)?,
+            7 => chunk.choices = w.array(walk_choice)?,
             _ => w.null()?, // `x_groq`, `error`: serde reads them
         }
         Some(())
@@ -191,10 +206,11 @@ fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
 
 fn walk_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
     let mut choice = Choice { index: None, delta: None, finish_reason: None };
-    let present = w.object(&["index", "delta", "finish_reason"], |w, key| {
+    let present = w.object(&["index", "delta", "logprobs", "finish_reason"], |w, key| {
         match key {
             0 => choice.index = w.u64()?,
             1 => choice.delta = walk_delta(w)?,
+            2 => w.skip()?,
             _ => choice.finish_reason = w.str()?,
         }
         Some(())
@@ -213,15 +229,24 @@ fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<Delta<'a>>> {
         tool_calls: None,
         function_call: None,
     };
-    let keys =
-        ["content", "refusal", "reasoning_content", "reasoning", "tool_calls", "reasoning_details", "function_call"];
+    let keys = [
+        "role",
+        "content",
+        "refusal",
+        "reasoning_content",
+        "reasoning",
+        "tool_calls",
+        "reasoning_details",
+        "function_call",
+    ];
     let present = w.object(&keys, |w, key| {
         match key {
-            0 => delta.content = w.str()?.map(TextOrParts::Text),
-            1 => delta.refusal = w.str()?,
-            2 => delta.reasoning_content = w.str()?,
-            3 => delta.reasoning = w.str()?,
-            4 => delta.tool_calls = w.array(walk_tool_call)?,
+            0 => w.skip()?,
+            1 => delta.content = w.str()?.map(TextOrParts::Text),
+            2 => delta.refusal = w.str()?,
+            3 => delta.reasoning_content = w.str()?,
+            4 => delta.reasoning = w.str()?,
+            5 => delta.tool_calls = w.array(walk_tool_call)?,
             _ => w.null()?,
         }
         Some(())

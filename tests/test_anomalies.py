@@ -3,7 +3,7 @@
 Each test asserts the assembled message and the diagnostic codes the stream recorded, and
 every stream is decoded twice, whole and one byte at a time: the events, the message and the
 diagnostics (with their offsets) must be identical. See ``rust/core/src/dialect/openai_chat.rs``
-for the keying rules and WIRE.md section 2 for where each anomaly comes from.
+for the keying rules and docs/wire.md section 2 for where each anomaly comes from.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 //! The SSE conformance vectors of `tests/fixtures/sse/vectors.json` (web-platform-tests
 //! `eventsource/`, rexxars/eventsource-parser, florimondmanca/httpx-sse; its README says what
-//! each checks), shared with `tests/test_sse.py`. Every body is fed as the suite fed it, whole,
+//! each checks), shared with `tests/sse/test_sse.py`. Every body is fed as the suite fed it, whole,
 //! one byte at a time, cut in two at every point and cut at random (see `common::splittings`),
 //! and must give the same events, offsets and end state each time; then its expectations are
 //! checked. The tests below the first check what a vector cannot say (offsets, a reconnection

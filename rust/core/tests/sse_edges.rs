@@ -174,7 +174,7 @@ fn callback_errors_stop_the_feed() {
 }
 
 /// Random streams over an alphabet of SSE-significant pieces (`random_pieces` of
-/// `tests/fixtures/sse/vectors.json`, shared with `tests/test_sse.py`) must parse as the spec-literal
+/// `tests/fixtures/sse/vectors.json`, shared with `tests/sse/test_sse.py`) must parse as the spec-literal
 /// reference says, whatever the chunking.
 #[test]
 fn random_streams_match_the_reference_parser() {

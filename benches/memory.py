@@ -18,8 +18,8 @@ not traced, which the RSS covers). Cases:
 
 Targets: ``assemble`` within twice the final message's size (its canonical JSON) plus a
 constant; ``loads`` within three times the session's size. The recording is the OpenAI workload
-of ``benches/streams.py`` scaled up (more text deltas, larger tool arguments), the session the
-900-message workload of ``benches/workload.py`` repeated with fresh ids. The test suite runs it
+of ``msgwire.cli.workloads`` scaled up (more text deltas, larger tool arguments), the session the
+900-message workload of ``msgwire.cli.workloads.session()`` repeated with fresh ids. The test suite runs it
 small (tests/test_memory_bench.py); the figures go in benches/README.md.
 """
 
@@ -58,17 +58,17 @@ def _rss() -> int:
 def recording(size: int) -> bytes:
     """An OpenAI Chat Completions stream of about ``size`` bytes: the bench workload's shape
     (its three tool calls) with more text deltas."""
-    from benches.streams import openai_chat
+    from msgwire.cli.workloads import openai_stream
 
-    base = len(openai_chat())
+    base = len(openai_stream())
     scale = max(1, round(size / base))
-    return openai_chat(text_deltas=1500 * scale)
+    return openai_stream(text_deltas=1500 * scale)
 
 
 def long_recording(size: int, piece: int = 2000) -> bytes:
     """An OpenAI stream of about ``size`` bytes whose text deltas are long (``piece`` characters):
     the final message is about as large as the recording."""
-    from benches.streams import WORDS
+    from msgwire.cli.workloads import WORDS
 
     head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,'
     text = " ".join(WORDS)

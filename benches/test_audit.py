@@ -34,7 +34,8 @@ import pytest
 from pydantic_ai import messages as pa
 
 import msgwire
-from benches.workload import BaselineMessage, _bl_message, _session, to_pydantic_ai
+from msgwire.cli.forms import BaselineMessage, baseline_message, to_pydantic_ai
+from msgwire.cli.workloads import session as generate_session
 from msgwire.harness import Conversation
 
 N_ENTRIES = 100_000 if os.environ.get("MSGWIRE_BENCH_FULL") else 2_000
@@ -108,7 +109,7 @@ def trail(n: int = N_ENTRIES) -> Trail:
     """The conversation and its msgspec twin (the other forms are made by their own benchmarks
     and dropped after: millions of dicts kept alive would slow every other benchmark's garbage
     collections)."""
-    session = _session(n_messages=n)
+    session = generate_session(n_messages=n)
     conversation = Conversation(system_prompt=session.system_prompt, metadata={"project": "acme"})
     for message in session.messages:
         conversation.add(message, audit=_audit_of(message))
@@ -124,7 +125,7 @@ def trail(n: int = N_ENTRIES) -> Trail:
                 id=e.id,
                 seq=e.seq,
                 timestamp=e.timestamp,
-                message=_bl_message(e.message),
+                message=baseline_message(e.message),
                 decision=e.decision,
                 audit=e.audit,
                 hash=e.hash,
@@ -142,7 +143,7 @@ def trail(n: int = N_ENTRIES) -> Trail:
 
 
 def _pydantic_entries(t: Trail) -> list[PydanticEntry]:
-    pa_messages = to_pydantic_ai(t.session)
+    pa_messages = to_pydantic_ai(t.session, pa)
     return [
         PydanticEntry.model_construct(
             id=e.id,

@@ -14,14 +14,8 @@ import pytest
 from pydantic_ai import messages as pa
 
 import msgwire
-from benches.workload import (
-    BASELINE_DECODER,
-    BASELINE_ENCODER,
-    PYDANTIC_AI_ADAPTER,
-    BaselineSession,
-    Workload,
-    build,
-)
+from benches.workload import PYDANTIC_AI_ADAPTER, Workload, build
+from msgwire.cli.forms import BASELINE_DECODER, BASELINE_ENCODER, BaselineSession
 
 
 @pytest.fixture(scope="module")

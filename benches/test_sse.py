@@ -1,7 +1,7 @@
 """SSE framing beside httpx-sse, on the same bytes in the same run (benches/README.md).
 
 Groups (the entry named ``msgwire`` is each group's reference in the summary):
-- ``sse-framing``: ``benches.streams.sse_events()`` (20,000 ``data:`` events of 100-300 bytes,
+- ``sse-framing``: ``msgwire.cli.workloads.sse_events()`` (20,000 ``data:`` events of 100-300 bytes,
   ~4 MB) in 16 KiB chunks, every event a Python object that is used (its data's length added
   up) and dropped, as a stream consumer does: ``msgwire.sse.SSEParser.feed`` beside httpx-sse's
   own decoding as its ``EventSource.iter_sse`` runs it (an incremental UTF-8 decoder as
@@ -31,7 +31,7 @@ import pytest
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 import msgwire.sse
-from benches.streams import sse_events
+from msgwire.cli.workloads import sse_events
 
 NETWORK_CHUNK = 16 * 1024
 

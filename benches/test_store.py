@@ -47,8 +47,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import msgwire
-from benches.workload import _session
 from msgwire import Message
+from msgwire.cli.workloads import session as _session
 from msgwire.harness.store import SQLStore, open_store
 
 FULL = bool(os.environ.get("MSGWIRE_BENCH_FULL"))

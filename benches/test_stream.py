@@ -31,7 +31,7 @@ import orjson
 import pytest
 
 import msgwire
-from benches.streams import anthropic_messages, long_tool_call, openai_chat
+from msgwire.cli.workloads import anthropic_stream, long_tool_call, openai_stream
 
 NETWORK_CHUNK = 16 * 1024  # what an HTTP client typically hands over per read
 
@@ -60,7 +60,7 @@ def _transport(data: bytes, http: Any = httpx) -> Any:
 
 @pytest.fixture(scope="module")
 def openai_bytes() -> bytes:
-    return openai_chat()
+    return openai_stream()
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_openai_assemble_orjson_split_in_python(benchmark: Any, openai_bytes: by
 
 @pytest.fixture(scope="module")
 def anthropic_bytes() -> bytes:
-    return anthropic_messages()
+    return anthropic_stream()
 
 
 @pytest.mark.benchmark(group="anthropic-assemble")
@@ -245,7 +245,7 @@ def test_events_msgwire(benchmark: Any, openai_bytes: bytes) -> None:
 @pytest.mark.parametrize("times", [1, 10])
 def test_scaling_msgwire(benchmark: Any, times: int) -> None:
     """Ten times the text deltas (same tool calls): compare time per byte (extra_info)."""
-    data = openai_chat(text_deltas=1500 * times)
+    data = openai_stream(text_deltas=1500 * times)
     message = benchmark(msgwire.assemble, _pieces(data), "openai")
     assert len(message.tool_calls) == 3
     benchmark.extra_info["bytes"] = len(data)
@@ -330,7 +330,7 @@ def _twice(run: Callable[[], object], threads: bool) -> None:
 @pytest.mark.benchmark(group="threads")
 @pytest.mark.parametrize("threads", [False, True], ids=["one-thread", "two-threads"])
 def test_threads_msgwire(benchmark: Any, threads: bool) -> None:
-    data = openai_chat(text_deltas=15000, tool_calls=30)  # one chunk of ~5 MB: decoded without the GIL
+    data = openai_stream(text_deltas=15000, tool_calls=30)  # one chunk of ~5 MB: decoded without the GIL
     results: list[msgwire.AssistantMessage] = []
 
     def run() -> None:

@@ -22,7 +22,7 @@ import httpx_sse
 import pytest
 
 import msgwire
-from benches.streams import anthropic_messages, openai_chat
+from msgwire.cli.workloads import anthropic_stream, openai_stream
 
 NETWORK_CHUNK = 16 * 1024
 
@@ -133,7 +133,7 @@ def _drain(output: Iterator[bytes]) -> int:
 
 @pytest.fixture(scope="module")
 def openai_chunks() -> list[bytes]:
-    return _pieces(openai_chat())
+    return _pieces(openai_stream())
 
 
 @pytest.mark.benchmark(group="transcode-openai-anthropic")
@@ -157,7 +157,7 @@ def test_transcode_openai_anthropic_hand_written(benchmark: Any, openai_chunks: 
 
 @pytest.fixture(scope="module")
 def anthropic_chunks() -> list[bytes]:
-    return _pieces(anthropic_messages())
+    return _pieces(anthropic_stream())
 
 
 @pytest.mark.benchmark(group="transcode-anthropic-openai")
@@ -182,7 +182,7 @@ def test_transcode_anthropic_openai_hand_written(benchmark: Any, anthropic_chunk
 @pytest.mark.parametrize("target", ["openai", "openai-responses", "anthropic", "gemini", "ollama"])
 @pytest.mark.parametrize("source", ["openai", "anthropic"])
 def test_transcode_pairs(benchmark: Any, source: str, target: str) -> None:
-    chunks = _pieces(openai_chat() if source == "openai" else anthropic_messages())
+    chunks = _pieces(openai_stream() if source == "openai" else anthropic_stream())
     benchmark.extra_info["input_bytes"] = sum(map(len, chunks))
     size = benchmark(lambda: _drain(msgwire.transcode(chunks, source, target)))
     assert size > 0

@@ -2,8 +2,8 @@
 
 `ci` (the default) derandomizes every property test, so a clean clone passes or fails the same
 way on every run; `deep` (MSGWIRE_HYPOTHESIS=deep, set by `make test-deep`) draws fresh random
-examples, scaled up by MSGWIRE_HYPOTHESIS_SCALE (see `strategies.examples`), and keeps failing
-examples in `.hypothesis/` so the next run replays them first.
+examples, scaled up by MSGWIRE_HYPOTHESIS_SCALE (see `examples` in tests/_support/strategies.py),
+and keeps failing examples in `.hypothesis/` so the next run replays them first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The import rules of the package (DESIGN.md section 1), read off the source with `ast`.
+"""The import rules of the package (docs/design.md section 1), read off the source with `ast`.
 
 - the wire layer (everything outside `harness/` and `cli/`) never imports `harness/` or `cli/`;
 - `import msgwire` loads no HTTP, database, OCR, MCP or terminal library;

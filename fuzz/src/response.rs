@@ -10,7 +10,7 @@
 //!   the same bytes twice, and reads again into the very same message: the same id and time
 //!   are given to both readings, and a message read from a body holds only what its dialect
 //!   carries (the joins, the usage and stop reasons the writer normalizes are already those of
-//!   a body read, see `tests/test_responses.py` `expected()`), so nothing may differ.
+//!   a body read, see `tests/formats/test_responses.py` `expected()`), so nothing may differ.
 
 use msgwire_core::DialectName;
 use msgwire_core::partial::validate;
@@ -61,7 +61,7 @@ pub fn check(data: &[u8]) {
 }
 
 /// `got` (read from `body`, written from `message`) is `message`, but for what the dialect does
-/// not carry (`tests/test_responses.py` `expected()`): the id made for a body when the message
+/// not carry (`tests/formats/test_responses.py` `expected()`): the id made for a body when the message
 /// has no `response_id`, zero usage for a missing one where the body always has usage, and a
 /// raw stop reason the writer replaces by the dialect's own value for the stop reason (the stop
 /// reason itself is kept, but for "unknown", whose value may read as a known one).

@@ -121,7 +121,7 @@ __all__ = ["Context", "EncouragementCounter", "build"]
 
 _NO_CALL = -1
 
-# The truth table the module docstring and docs/context.md show, as data: tests/test_context.py
+# The truth table the module docstring and docs/context.md show, as data: tests/context/test_context.py
 # runs one test per row and checks that both documents hold `_render_table()` verbatim.
 _TABLE_HEADER = (
     "#",

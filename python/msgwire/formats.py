@@ -12,62 +12,10 @@ gives ``{"messages"}`` (plus ``"tools"``) for Ollama's native ``/api/chat`` (``o
 
 Every provider rule lives in the Rust core (``rust/core/src/request/``): this module only
 encodes the arguments and decodes the results. See ``Policy`` for how blocks a provider cannot
-carry are replayed, and ``LossReport`` (``report=True``) for what was lost doing so.
-
-Well formed, whatever the history: every provider refuses tool calls and results that do not
-pair up, so the request is built to pair them (each step reported):
-
-- a tool result is sent right after the assistant message that made its call (the latest
-  earlier one holding a call with its ``tool_call_id``), even when other messages came
-  between; a result that answers no call is dropped, and so is a second result for one call
-  (the first is sent). Where calls go without ids (Ollama; Gemini for a call that came
-  without one), the provider pairs the answers to one tool's calls by order: they are sent
-  in call order;
-- a call without a result (the user interrupted, the tool crashed, the history was edited)
-  gets a placeholder right where the provider wants its result: an error result (``is_error``
-  where the dialect has it) whose text is ``missing_result`` (``MISSING_RESULT`` by default),
-  reported with action ``placeholder``. The calls of the last assistant message get one too:
-  a request asks the model for a reply, and no provider accepts unanswered calls, wherever
-  they stand. To send real results, run the calls and append their results before converting;
-- every call id is one the target accepts: Anthropic ``^[a-zA-Z0-9_-]+$``, OpenAI Chat at most
-  40 characters, Responses at most 64, each id once per request (Gemini sends no empty or
-  msgwire-made id, Ollama no id at all), and ``tool_call_ids`` adds the rule of the server
-  behind the dialect (``"mistral"``: 9 letters or digits). An id that passes is sent
-  unchanged; any other is replaced, on the call and its results alike, by ``call_`` and 16 hex
-  digits (9 letters or digits for Mistral) derived from it by a fixed hash: the same history
-  gives the same request every time (prompt caching depends on it). Reported with action
-  ``rewrite``.
-
-Empty content, where the provider refuses it:
-
-- a text block the provider refuses is left out: Anthropic refuses text that is empty or
-  whitespace only ("text content blocks must contain non-whitespace text"), in tool results
-  too, Gemini an empty text part ("empty text parameter"; the one sent is the empty part that
-  carries a thought signature, as Gemini returns it). Such text carries nothing the model
-  reads, so it is not reported. A blank system prompt is left out for them too. OpenAI Chat,
-  Responses and Ollama take empty text: ``user("")`` is sent as ``"content": ""`` there;
-- a message left with nothing to send (only such text, or blocks the policy dropped) is
-  dropped, reported with kind ``message`` and action ``drop``; the turns around it merge
-  where roles must alternate (Anthropic, Gemini). No content array is ever empty; an
-  assistant message that makes calls always has them to send, and a tool result is always
-  sent (an Anthropic one without ``content`` when it has none, as a placeholder with a blank
-  ``missing_result`` is);
-- Anthropic and Gemini want the conversation to open with a user turn ("first message must
-  use the user role", still the rule on Bedrock; a Gemini function call must follow a user
-  turn): when the input opens with a user message that is left with nothing to send (and no
-  user message right after it opens the request instead), it is sent as ``EMPTY_MESSAGE``
-  (``"(empty message)"``) rather than dropped, reported with action ``placeholder``. An input
-  that opens with the model's turn is sent as it is: ``msgwire.context.build`` is what adds a
-  user message when a history has none.
-
-Normal form: content that is exactly one text block is written as a string, any other as a
-list of parts; a request written that way reads back to the same canonical blocks, so
-``to_request(from_request(body, d), d) == body`` for the bodies this module writes (ids,
-signatures, arguments text and block order included). Fields msgwire has no place for
-(``cache_control``, an image's ``detail``, a message's ``name``) are not read back. A part
-msgwire has no block for (an Anthropic ``document``, an OpenAI ``input_audio``) is kept whole as
-an unknown block ``{"type": "provider_part", "dialect", "part"}`` and written back to the same
-dialect unchanged (dropped for another one, by default).
+carry are replayed, and ``LossReport`` (``report=True``) for what was lost doing so. The rules of
+conversion (tool calls and results paired whatever the history, placeholders, call ids, empty
+content, the normal form that makes ``to_request(from_request(body, d), d) == body``, provider
+parts) are written once in ``docs/formats.md``.
 
 HTTP error responses: ``http_error(status, headers, body, dialect)`` is the ``ProviderError`` of
 one (the provider's error type and message read from its error body by the dialect's response
@@ -370,7 +318,7 @@ def convert_request(
     ``system_prompt`` and ``tools`` replace the source's. ``system_role`` is ``"developer"`` to
     send the system prompt as an OpenAI developer message. ``missing_result`` is the text of the
     error result sent for a tool call without one (the last assistant message's calls too: see
-    the module documentation); ``tool_call_ids`` names the id rule of the server behind the
+    docs/formats.md); ``tool_call_ids`` names the id rule of the server behind the
     dialect when it is stricter (``"mistral"`` for Mistral's OpenAI-compatible API,
     ``"anthropic"`` for a proxy to Claude). Raises ``ValueError`` for an unknown dialect,
     ``TypeError`` for a source of another kind, and ``DecodeError`` when the conversion is

@@ -1,6 +1,6 @@
 """The JSON Schema of canonical schema v1, generated from the Structs in ``types.py``.
 
-``docs/schema-v1.json`` is this schema, committed; ``tests/test_schema.py`` fails when it is
+``docs/schema-v1.json`` is this schema, committed; ``tests/codec/test_schema.py`` fails when it is
 stale (regenerate with ``make schema``). Unknown messages and blocks have no schema: they are
 whatever a newer version wrote.
 """

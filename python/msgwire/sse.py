@@ -20,7 +20,8 @@ each by default) raises ``msgwire.LimitExceededError`` (a ``ValueError``) with t
 in the stream; its ``events`` holds the events the same chunk completed before the error (the
 iterators yield them first). A parser that raised keeps raising until ``finish()``.
 
-Where httpx-sse departs from the spec, msgwire follows the spec (WIRE.md section 1):
+Where httpx-sse departs from the spec, msgwire follows the spec (WHATWG HTML "Interpreting an event
+stream", https://html.spec.whatwg.org/multipage/server-sent-events.html; docs/wire.md section 1):
 
 - A block whose data buffer is empty dispatches nothing: ``retry: 10000\\n\\n`` or ``id: 5\\n\\n``
   alone is no event (httpx-sse yields one with ``data=""``); the retry and id still take effect.

@@ -17,7 +17,7 @@ import msgwire
 from msgwire import ToolCallBlock, UnknownMessage
 from msgwire.harness import Conversation
 from msgwire.harness.audit import GENESIS
-from strategies import examples, json_objects, messages, optional, texts
+from tests._support.strategies import examples, json_objects, messages, optional, texts
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness"
 

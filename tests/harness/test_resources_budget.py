@@ -28,7 +28,7 @@ from msgwire import (
 )
 from msgwire.harness.resources import TokenBudget, estimate_tokens, resolve
 from msgwire.harness.resources.ocr import TesseractOCR
-from strategies import examples, tool_histories
+from tests._support.strategies import examples, tool_histories
 
 
 def resource(uri: str, size: int, at: int | None = None) -> MCPResourceBlock:

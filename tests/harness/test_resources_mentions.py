@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from msgwire import FileReferenceBlock, TextBlock, user
 from msgwire.harness.resources import find_mentions, parse_mentions
-from strategies import examples
+from tests._support.strategies import examples
 
 
 def refs(text: str, **kw: object) -> list[tuple[str, int | None, int | None]]:

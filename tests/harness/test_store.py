@@ -20,7 +20,7 @@ from msgwire import AssistantMessage, Message, ToolCallBlock, UnknownMessage
 from msgwire.errors import DecodeError, StoreError
 from msgwire.harness import Conversation
 from msgwire.harness.store import AsyncStore, BadRow, SQLStore, open_store
-from strategies import examples, messages
+from tests._support.strategies import examples, messages
 
 WEIRD_IDS = ["it's", 'say "hi"', "a\x00b", "x'; DROP TABLE msgwire_messages; --", "naïve 中 😀", "%s ? $1", ""]
 

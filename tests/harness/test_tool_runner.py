@@ -24,7 +24,7 @@ from msgwire.harness import (
     ToolRegistry,
     ToolRunner,
 )
-from strategies import examples
+from tests._support.strategies import examples
 
 WAIT = 10.0  # seconds: how long a test waits for an event before it counts as a failure
 

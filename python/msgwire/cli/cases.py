@@ -9,6 +9,7 @@ is reported as skipped, never hidden.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
@@ -23,6 +24,7 @@ from ..types import AssistantMessage, Session
 from . import forms, workloads
 
 NETWORK_CHUNK = 16 * 1024  # what an HTTP client hands over per read
+_session = functools.cache(workloads.session)  # built once per size: every group reads the same one
 Timed = Callable[[], Any]
 Check = Callable[[Any], bool]
 
@@ -42,7 +44,7 @@ class Sizes:
         return workloads.anthropic_stream(self.text_deltas, self.thinking_deltas)
 
     def session(self) -> Session:
-        return workloads.session(self.messages)
+        return _session(self.messages)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-//! The canonical stream events (DESIGN.md section 3), as every dialect reports them.
+//! The canonical stream events (`docs/design.md` §3), as every dialect reports them.
 //!
 //! They serialize to the JSON the Python `msgwire.Event` Structs decode, and borrow everything
 //! they carry: an event is written to the output batch at once and never stored.

@@ -1,5 +1,5 @@
 //! Incremental framing of NDJSON bodies: one JSON document per line (Ollama's native
-//! `/api/chat` stream, WIRE.md §5.2).
+//! `/api/chat` stream, Ollama's `docs/api.md`; summarized in `docs/wire.md` §3).
 //!
 //! Lines end at LF; a CR before the LF is dropped, and a lone CR is an ordinary byte (unlike SSE,
 //! where it ends a line). Lines holding only JSON whitespace are skipped. One UTF-8 BOM is dropped

@@ -1,5 +1,6 @@
 //! Incremental framing of `text/event-stream` bodies, exactly as WHATWG HTML "Parsing an event
-//! stream" describes it (WIRE.md §1).
+//! stream" describes it (<https://html.spec.whatwg.org/multipage/server-sent-events.html>, §9.2.5-9.2.6;
+//! summarized in `docs/wire.md` §1).
 //!
 //! Bytes arrive as chunks split anywhere; events leave through a callback that borrows the
 //! parser's buffers, so a steady stream allocates nothing per event. The usual event, a single

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::vectors::{random_pieces, vectors};
 use common::{XorShift, as_reference, conformant, random_chunks, reference, run, run_on, same_for_every_split};
 use msgwire_core::sse::{Pending, SseLimits, SseParser};
 use msgwire_core::{Error, ErrorKind};
@@ -90,19 +91,12 @@ fn retry_is_reported_on_its_block_and_kept() {
 
 #[test]
 fn finish_reports_what_the_stream_lost() {
-    let cases: [(&[u8], Pending); 7] = [
-        (b"data: a\n\n", Pending { partial_line: false, undispatched: None }),
-        (b"data: a\n", Pending { partial_line: false, undispatched: Some(0) }),
-        (b"data: a", Pending { partial_line: true, undispatched: Some(0) }),
-        (b"data: a\n\nevent: x\ndat", Pending { partial_line: true, undispatched: None }),
-        (b"data: a\n\n: keep-alive\nevent: x\nid: 3\ndata", Pending { partial_line: true, undispatched: Some(9) }),
-        (b"data: a\n\n\n: ping", Pending { partial_line: true, undispatched: None }),
-        (b"data: a\n\nretry: 5\n", Pending { partial_line: false, undispatched: None }),
-    ];
-    for (body, pending) in cases {
-        let out = conformant(body);
-        assert_eq!(out.pending, Some(pending), "{:?}", String::from_utf8_lossy(body));
-        assert!(out.pending.is_some_and(|p| p.is_clean() == (pending == Pending::default())));
+    let ends: Vec<_> = vectors().into_iter().filter(|v| v.name.starts_with("end-of-stream-")).collect();
+    assert_eq!(ends.len(), 7);
+    for v in ends {
+        let pending = v.pending().expect("an end-of-stream vector states its end");
+        let out = v.check();
+        assert!(out.pending.is_some_and(|p| p.is_clean() == (pending == Pending::default())), "{}", v.name);
     }
     // The spec discards the partial line: a cut `retry` is not applied, a cut comment not counted.
     let out = conformant(b"retry: 5\n\n: a\nretry: 7");
@@ -179,42 +173,12 @@ fn callback_errors_stop_the_feed() {
     assert_eq!(run_on(&mut parser, &[b"data: 4\n\n"]).data(), ["4"]);
 }
 
-/// Random streams over an alphabet of SSE-significant pieces must parse as the spec-literal
+/// Random streams over an alphabet of SSE-significant pieces (`random_pieces` of
+/// `tests/fixtures/sse/vectors.json`, shared with `tests/sse/test_sse.py`) must parse as the spec-literal
 /// reference says, whatever the chunking.
 #[test]
 fn random_streams_match_the_reference_parser() {
-    let pieces: [&[u8]; 30] = [
-        b"data",
-        b"data:",
-        b"data: ",
-        b"event:",
-        b"event: e",
-        b"id:",
-        b"id: 7",
-        b"id",
-        b"retry:",
-        b"retry: 12",
-        b"retry:3x",
-        b":",
-        b": ping",
-        b" ",
-        b"x",
-        b"\r",
-        b"\n",
-        b"\r\n",
-        b"\n\n",
-        b"\r\r",
-        b"\0",
-        b"\xEF\xBB\xBF",
-        b"\xEF",
-        b"\xBB\xBF",
-        b"\xFF",
-        "\u{e9}".as_bytes(),
-        "\u{1F604}".as_bytes(),
-        b"\xF0\x9F",
-        b"Data",
-        b"\t",
-    ];
+    let pieces = random_pieces();
     let mut rng = XorShift::new(0xC0FF_EE00);
     for case in 0..3000 {
         let body: Vec<u8> = (0..rng.below(40)).flat_map(|_| pieces[rng.below(pieces.len())].iter().copied()).collect();

@@ -1,7 +1,7 @@
 //! Transcoding the recorded provider streams (tests/fixtures/wire/) into every dialect: the same
 //! output bytes for any split of the input, output the target's own decoder reads back without
 //! a diagnostic it would not have had, and the source's failures ending the output with an
-//! error frame. What each target keeps of the message is checked in `tests/test_transcode.py`,
+//! error frame. What each target keeps of the message is checked in `tests/transcode/test_transcode.py`,
 //! beside the official SDKs reading the output.
 
 mod common;

@@ -4,32 +4,13 @@
 //! and writes the fields of a provider's request body that carry the conversation: for OpenAI
 //! Chat `{"messages", "tools"?}`, for Anthropic `{"system"?, "messages", "tools"?}`, for Ollama
 //! `{"messages", "tools"?}`, for Gemini `{"systemInstruction"?, "contents", "tools"?}`, for OpenAI
-//! Responses `{"instructions"?, "input", "tools"?}`. Each dialect file owns its provider's rules;
-//! this module holds what they share (with [`object_arguments`], tool-call arguments as a JSON
-//! object for the dialects that need one):
+//! Responses `{"instructions"?, "input", "tools"?}`. [`from_request_json`] is the inverse: a
+//! request body becomes a canonical session.
 //!
-//! - the plan ([`plan`](plan::plan)): which messages are sent, in what order, and with which
-//!   tool-call ids, so that every call and result pair up as each provider requires: each tool
-//!   result right after the assistant message that made its call, a result that answers no
-//!   call (or a call already answered) dropped, a placeholder error result for a call without
-//!   one, and every call id one the target accepts ([`ids`]); all of it reported.
-//! - the lowering ([`lower`](fn@lower)): each canonical block becomes a [`Part`] the dialect can write, or
-//!   text, or nothing, following the replay [`Policy`] and the dialect's [`Target`] abilities.
-//!   Every lossy step is recorded as a [`Loss`].
-//! - empty content ([`Refusals`], declared by each dialect): a text part the provider refuses
-//!   (`""` for Gemini, blank for Anthropic) is left out unreported, as it carries nothing the
-//!   model reads; a message left with nothing to send is dropped (reported) and the turns
-//!   around it merge where roles must alternate; where the conversation must open with a user
-//!   turn, a user message opening the input is sent as [`EMPTY_MESSAGE`] rather than dropped
-//!   ([`keep_opening`], reported as a placeholder).
-//! - the marked text of what no provider has a part for (file references, MCP resources, an
-//!   image known only by its recognized text, thinking replayed as text).
-//!
-//! [`from_request_json`] is the inverse: a request body becomes a canonical session. A request
-//! carries no message ids or times, so the session written leaves out `id` and `timestamp`
-//! (of the messages and of the envelope): the Python types fill them with fresh values.
-//! A provider part msgwire has no block for is kept whole as an unknown block
-//! `{"type": "provider_part", "dialect", "part"}`, written back unchanged to the same dialect.
+//! The rules (how calls and results are paired, placeholders, call ids, the lowering of blocks
+//! under the replay [`Policy`], empty content, marked text, the normal form and provider parts)
+//! are written once in `docs/formats.md`. Each dialect file owns its provider's rules; this
+//! module and the files below hold what they share.
 //!
 //! Files: this one is the entrance; `options` (the options, the policy, the report's [`Loss`]),
 //! `plan` and `ids` (which messages and call ids are sent), `lower` (blocks to parts), `marked`

@@ -196,7 +196,7 @@ pub const MISSING_RESULT: &str = "No result: this tool call was not completed.";
 
 /// The text sent for a user message left with nothing to send (its text empty, its images
 /// dropped...) when it opens the conversation of a target that needs a user turn first
-/// ([`Refusals::non_user_opening`](super::Refusals::non_user_opening)): dropping it would open the request with the model's turn.
+/// (`Refusals::non_user_opening`): dropping it would open the request with the model's turn.
 pub const EMPTY_MESSAGE: &str = "(empty message)";
 
 /// Options of [`to_request_json`](super::to_request_json), readable from JSON (what the Python binding passes).
@@ -244,7 +244,7 @@ impl<'a> Options<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Loss {
     /// Index of the message in the input (`usize::MAX`, written `null`: a step of the request's
-    /// settings, see [`Loss::setting`]).
+    /// settings, see `Loss::setting`).
     #[serde(serialize_with = "message_index")]
     pub message: usize,
     /// Index of the block in that message's content, when the loss is a block's.

@@ -4,7 +4,7 @@
 //! [`to_response_json`] writes the body a provider returns for a non-streamed call: OpenAI Chat's
 //! `chat.completion`, Anthropic's `message`, the Responses API's `response`, Gemini's
 //! `GenerateContentResponse`, Ollama's `/api/chat` reply with `done: true`. Each dialect file owns
-//! its provider's shape; the blocks go through the request module's lowering ([`lower`]) with
+//! its provider's shape; the blocks go through the request module's lowering (`lower`) with
 //! the same replay [`Policy`] and the same [`Loss`] report, so a block the dialect cannot carry
 //! is handled as in a request (thinking of another provider is dropped by default, a file
 //! reference becomes marked text, ...). What the writers share:
@@ -14,7 +14,7 @@
 //! - the stop reason is the message's `raw_stop_reason` when it is one of the dialect's own
 //!   values for the message's `stop_reason` (so `stop_sequence`, `function_call` or
 //!   `RECITATION` come back as they were), else the dialect's first value for it (see
-//!   [`stop_value`]), else the dialect's value for "no known reason";
+//!   `stop_value`), else the dialect's value for "no known reason";
 //! - the creation time: `created` / `created_at` (Unix seconds, whole) of OpenAI Chat and
 //!   Responses are the message's `timestamp`, and Ollama's `created_at` is the timestamp itself;
 //!   Anthropic and Gemini responses have no creation time;

@@ -2,8 +2,8 @@
 //! as the input arrives.
 //!
 //! The source is decoded as usual (framer, dialect, [`Builder`](crate::assemble::Builder)); the
-//! builder's events go to a [`Sequencer`] instead of a JSON batch, and the sequencer drives the
-//! target's [`Encoder`]. The sequencer exists because targets differ in what they allow: an
+//! builder's events go to a `Sequencer` instead of a JSON batch, and the sequencer drives the
+//! target's `Encoder`. The sequencer exists because targets differ in what they allow: an
 //! Anthropic or Responses stream has one block open at a time, while an OpenAI source may
 //! interleave the arguments of parallel tool calls. So blocks are written in the order of the
 //! final message, each opened when it is first heard of (with what arrived for it so far) and
@@ -59,7 +59,7 @@ pub(crate) enum Delta<'a> {
     Arguments(&'a str),
 }
 
-/// One target dialect's writer. The [`Sequencer`] calls it in a strict order: `start`, then for
+/// One target dialect's writer. The `Sequencer` calls it in a strict order: `start`, then for
 /// each block `open`, `delta`s, `close` (one block at a time), then `finish`; or `fail` at any
 /// point. `open` gets the block's index in the message and the block as it is then (for a tool
 /// call: its id and name).

@@ -6,6 +6,7 @@ use msgwire_core::Error;
 use msgwire_core::sse::{Pending, SseLimits, SseParser};
 
 mod reference;
+pub mod vectors;
 #[allow(unused_imports)] // each test file uses a different part
 pub use reference::{Reference, reference};
 

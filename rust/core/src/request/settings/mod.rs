@@ -3,7 +3,7 @@
 //! dialect's.
 //!
 //! [`Settings`] is what `msgwire.Request` holds besides its messages. Each dialect declares where
-//! its body keeps the simple settings ([`Places`]: a path per setting, `None` where the dialect
+//! its body keeps the simple settings (`Places`: a path per setting, `None` where the dialect
 //! has no such field) and converts the structured ones (tool choice, response format, reasoning)
 //! in its own file. Writing puts every setting the dialect can carry in its place and reports
 //! each one it cannot as a request-level [`Loss`] (`message: null` in the report). Reading takes

@@ -20,7 +20,7 @@ Targets: ``assemble`` within twice the final message's size (its canonical JSON)
 constant; ``loads`` within three times the session's size. The recording is the OpenAI workload
 of ``msgwire.cli.workloads`` scaled up (more text deltas, larger tool arguments), the session the
 900-message workload of ``msgwire.cli.workloads.session()`` repeated with fresh ids. The test suite runs it
-small (tests/test_memory_bench.py); the figures go in benches/README.md.
+small (benches/test_memory.py); the figures go in benches/README.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 //!
 //! Field names, field order and which fields are left out at their default mirror
 //! `python/msgwire/types.py` exactly, so that both sides write the same bytes for the same
-//! document (a test in `tests/test_contract.py` proves it on a corpus). Timestamps stay RFC 3339
+//! document (a test in `tests/codec/test_contract.py` proves it on a corpus). Timestamps stay RFC 3339
 //! strings and free-form objects (`metadata`, `params`) stay raw JSON: the core never needs to
 //! interpret them, and keeping their text keeps the round trip exact.
 //!

@@ -56,7 +56,7 @@ def _drain(value: Any) -> Any:
 
 
 def _sdk_view(item: dict[str, Any]) -> dict[str, Any]:
-    """A Responses input item as the SDK's types describe it (as in ``tests/test_formats_more.py``):
+    """A Responses input item as the SDK's types describe it (as in ``tests/formats/test_native_dialects.py``):
     msgwire keeps no item ids, which the SDK marks required where the API takes input items
     without them; placeholders fill them so the rest of the shape is checked."""
     if item.get("type") == "reasoning" and "id" not in item:

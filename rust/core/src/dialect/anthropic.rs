@@ -150,25 +150,37 @@ struct OutputDetails {
 
 fn walk_payload(data: &str) -> Option<Payload<'_>> {
     let mut walk = Walk::new(data);
-    let (mut kind, mut index, mut delta) = (None, None, None);
+    // built in place: the delta is the payload's largest part, moving it costs (see openai_chat)
+    let mut payload = Payload {
+        kind: Cow::Borrowed(""),
+        index: None,
+        message: None,
+        content_block: None,
+        delta: None,
+        usage: None,
+        error: None,
+    };
+    let mut has_kind = false;
     let present =
         walk.object(&["type", "index", "delta", "message", "content_block", "usage", "error"], |w, key| {
             match key {
-                0 => kind = w.str()?,
-                1 => index = w.u64()?.map(usize::try_from).transpose().ok()?,
-                2 => delta = walk_delta(w)?,
+                0 => {
+                    payload.kind = w.str()??; // `null`: serde's error
+                    has_kind = true;
+                }
+                1 => payload.index = w.u64()?.map(usize::try_from).transpose().ok()?,
+                2 => walk_delta(w, &mut payload.delta)?,
                 _ => w.null()?, // the once-per-stream parts: serde reads them
             }
             Some(())
         })?;
     walk.finish()?;
-    let kind = kind.filter(|_| present)?;
-    Some(Payload { kind, index, message: None, content_block: None, delta, usage: None, error: None })
+    (present && has_kind).then_some(payload)
 }
 
-#[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
-fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<PayloadDelta<'a>>> {
-    let mut delta = PayloadDelta {
+/// The delta, written in place into `slot` (`None` for `null`). `None`: serde reads the chunk.
+fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<PayloadDelta<'a>>) -> Option<()> {
+    let delta = slot.insert(PayloadDelta {
         kind: None,
         text: None,
         partial_json: None,
@@ -176,7 +188,7 @@ fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<PayloadDelta<'a>>> {
         signature: None,
         stop_reason: None,
         citation: None,
-    };
+    });
     let keys = ["type", "text", "partial_json", "thinking", "signature", "stop_reason", "citation"];
     let present = w.object(&keys, |w, key| {
         let field = match key {
@@ -191,7 +203,10 @@ fn walk_delta<'a>(w: &mut Walk<'a>) -> Option<Option<PayloadDelta<'a>>> {
         *field = w.str()?;
         Some(())
     })?;
-    Some(present.then_some(delta))
+    if !present {
+        *slot = None;
+    }
+    Some(())
 }
 
 impl Dialect for Anthropic {

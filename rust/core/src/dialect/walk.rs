@@ -118,23 +118,33 @@ impl<'a> Walk<'a> {
 
     /// Walk an array (or `null`: `Some(None)`), one `item` per element.
     pub(crate) fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Option<Vec<T>>> {
+        let mut items = Vec::new();
+        let present = self.elements(|w| {
+            items.push(item(w)?);
+            Some(())
+        })?;
+        Some(present.then_some(items))
+    }
+
+    /// Walk an array (or `null`: `Some(false)`), calling `each` on every element: for elements
+    /// built in place where they are kept (a large struct moved out of a return value costs).
+    pub(crate) fn elements(&mut self, mut each: impl FnMut(&mut Self) -> Option<()>) -> Option<bool> {
         match self.peek()? {
-            b'n' => return self.literal("null").map(|()| None),
+            b'n' => return self.literal("null").map(|()| false),
             b'[' => self.at += 1,
             _ => return None,
         }
-        let mut items = Vec::new();
         if self.peek()? == b']' {
             self.at += 1;
-            return Some(Some(items));
+            return Some(true);
         }
         loop {
-            items.push(item(self)?);
+            each(self)?;
             match self.peek()? {
                 b',' => self.at += 1,
                 b']' => {
                     self.at += 1;
-                    return Some(Some(items));
+                    return Some(true);
                 }
                 _ => return None,
             }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::StopTable;
-use super::walk::{Walk, walk_or_parse};
+use super::walk::{KeyOrder, Walk, walk_or_parse};
 use super::{Dialect, DialectName, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
@@ -66,6 +66,8 @@ pub struct OpenAiResponses {
     refusal: bool,
     /// `data: [DONE]` was seen.
     done: bool,
+    /// The order this stream's events send their keys in.
+    order: KeyOrder,
 }
 
 #[derive(Deserialize, Debug)]
@@ -167,7 +169,7 @@ struct OutputDetails {
 
 // --- the fast walk of the per-token events (anything else is serde's: see `walk`) ---
 
-fn walk_payload(data: &str) -> Option<Payload<'_>> {
+fn walk_payload<'a>(data: &'a str, order: &mut KeyOrder) -> Option<Payload<'a>> {
     let mut walk = Walk::new(data);
     let mut payload = Payload {
         kind: Cow::Borrowed(""),
@@ -183,12 +185,17 @@ fn walk_payload(data: &str) -> Option<Payload<'_>> {
         annotation: None,
     };
     let mut kind = None;
+    // the keys an event does not read are listed for their place in the order (learned per stream)
     let keys = [
         "type",
+        "sequence_number",
         "item_id",
         "output_index",
         "content_index",
+        "summary_index",
         "delta",
+        "logprobs",
+        "obfuscation",
         "arguments",
         "code",
         "message",
@@ -196,16 +203,17 @@ fn walk_payload(data: &str) -> Option<Payload<'_>> {
         "item",
         "annotation",
     ];
-    let present = walk.object(&keys, |w, key| {
+    let present = walk.object_in(&keys, order, |w, key| {
         match key {
             0 => kind = w.str()?,
-            1 => payload.item_id = w.str()?,
-            2 => payload.output_index = w.u64()?,
-            3 => payload.content_index = w.u64()?,
-            4 => payload.delta = w.str()?,
-            5 => payload.arguments = w.str()?,
-            6 => payload.code = w.str()?,
-            7 => payload.message = w.str()?,
+            1 | 5 | 7 | 8 => w.skip()?,
+            2 => payload.item_id = w.str()?,
+            3 => payload.output_index = w.u64()?,
+            4 => payload.content_index = w.u64()?,
+            6 => payload.delta = w.str()?,
+            9 => payload.arguments = w.str()?,
+            10 => payload.code = w.str()?,
+            11 => payload.message = w.str()?,
             _ => w.null()?, // `response`, `item`, `annotation`: serde reads them
         }
         Some(())
@@ -225,7 +233,7 @@ impl Dialect for OpenAiResponses {
             self.done = true;
             return Ok(());
         }
-        let payload = walk_or_parse(data, walk_payload, builder)?;
+        let payload = walk_or_parse(data, |data| walk_payload(data, &mut self.order), builder)?;
         let kind = payload.kind.as_ref();
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {

@@ -47,6 +47,33 @@ const STOPS: [bool; 256] = {
 /// How deep a value under an unknown key may nest and still be skipped by the walk.
 const SKIP_DEPTH: u8 = 16;
 
+/// The order an object's keys come in, learned: for the start and after each key (by its index
+/// in the walk's list), the index of the key that came next last time. It starts as the list's
+/// own order.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyOrder {
+    next: [u8; Self::MAX],
+}
+
+impl KeyOrder {
+    /// More keys than an object walk lists.
+    const MAX: usize = 32;
+
+    pub(crate) fn new() -> Self {
+        let mut next = [0; Self::MAX];
+        for (slot, index) in next.iter_mut().zip(0..) {
+            *slot = index; // after key i - 1 (slot i) comes key i
+        }
+        Self { next }
+    }
+}
+
+impl Default for KeyOrder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A walk over one chunk; `None` from any method means "take the serde path".
 pub(crate) struct Walk<'a> {
     data: &'a str,
@@ -67,15 +94,23 @@ impl<'a> Walk<'a> {
     /// `keys`; a key not in `keys` is skipped, whatever it holds (nested at most `SKIP_DEPTH`).
     /// A key seen twice gives `None` (serde reports duplicate fields).
     ///
-    /// `keys` lists the keys in the order providers send them: the key after the last one read
-    /// is compared first as raw bytes (`"key":`), which skips the byte loop and the search for
-    /// most keys of a chunk. Another order reads the same, only slower.
-    pub(crate) fn object(
+    /// `keys` lists the keys in the order providers usually send them: the key after the last
+    /// one read is compared first as raw bytes (`"key":`), which skips the byte loop and the
+    /// search for most keys. Another order reads the same, only slower; `object_in` learns it.
+    pub(crate) fn object(&mut self, keys: &[&str], field: impl FnMut(&mut Self, usize) -> Option<()>) -> Option<bool> {
+        self.object_in(keys, &mut KeyOrder::new(), field)
+    }
+
+    /// `object`, the order of the keys learned across chunks in `order` (kept by the dialect):
+    /// providers send one order per stream, but not the same one (OpenAI's Responses events came
+    /// in one order in 2025 and sorted by key in 2026, OpenRouter's in a third).
+    pub(crate) fn object_in(
         &mut self,
         keys: &[&str],
+        order: &mut KeyOrder,
         mut field: impl FnMut(&mut Self, usize) -> Option<()>,
     ) -> Option<bool> {
-        debug_assert!(keys.len() <= 64);
+        debug_assert!(keys.len() < KeyOrder::MAX);
         match self.peek()? {
             b'n' => return self.literal("null").map(|()| false),
             b'{' => self.at += 1,
@@ -86,8 +121,9 @@ impl<'a> Walk<'a> {
             return Some(true);
         }
         let mut seen = 0u64;
-        let mut expect = 0;
+        let mut after = 0; // the slot of the key before: 0 at the start, index + 1 after a key
         loop {
+            let expect = usize::from(order.next[after]);
             let found = if keys.get(expect).is_some_and(|key| self.expected_key(key)) {
                 Some(expect)
             } else {
@@ -100,7 +136,8 @@ impl<'a> Walk<'a> {
                         return None;
                     }
                     seen |= 1 << index;
-                    expect = index + 1;
+                    order.next[after] = u8::try_from(index).ok()?;
+                    after = index + 1;
                     field(self, index)?;
                 }
                 None => self.skip_value(SKIP_DEPTH)?,
@@ -387,7 +424,7 @@ impl<'a> Walk<'a> {
 /// Parse with the fast `walk`, else with serde; in debug builds both, and they must agree.
 pub(crate) fn walk_or_parse<'a, T: Deserialize<'a> + fmt::Debug>(
     payload: &'a str,
-    walk: fn(&'a str) -> Option<T>,
+    walk: impl FnOnce(&'a str) -> Option<T>,
     builder: &Builder,
 ) -> Result<T, Error> {
     let Some(fast) = walk(payload) else { return super::parse(payload, builder) };
@@ -397,4 +434,47 @@ pub(crate) fn walk_or_parse<'a, T: Deserialize<'a> + fmt::Debug>(
         assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "the walk and serde differ on {payload}");
     }
     Ok(fast)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KeyOrder, Walk};
+
+    /// The values of `keys` in an object, walked with `order`.
+    fn read(data: &str, order: &mut KeyOrder) -> Option<Vec<(usize, u64)>> {
+        let mut found = Vec::new();
+        let mut walk = Walk::new(data);
+        walk.object_in(&["a", "b", "c"], order, |w, key| {
+            found.push((key, w.u64()??));
+            Some(())
+        })?;
+        walk.finish()?;
+        Some(found)
+    }
+
+    #[test]
+    fn any_key_order_reads_the_same_and_the_last_one_is_learned() {
+        let mut order = KeyOrder::new();
+        let sorted = read(r#"{"a":1,"b":2,"c":3}"#, &mut order).expect("walked");
+        assert_eq!(sorted, [(0, 1), (1, 2), (2, 3)]);
+        assert_eq!(order.next[..4], [0, 1, 2, 3], "the list's own order");
+
+        let other = read(r#"{"c":3, "x":[{"y":null}], "a":1,"b" :2}"#, &mut order).expect("walked");
+        assert_eq!(other, [(2, 3), (0, 1), (1, 2)], "unknown keys skipped, whitespace allowed");
+        assert_eq!(order.next[0], 2, "c comes first now");
+        assert_eq!(order.next[3], 0, "then a (the unknown x in between)");
+        assert_eq!(order.next[1], 1, "then b");
+
+        // the learned order read back, and the list's order still read with it
+        assert_eq!(read(r#"{"c":3,"a":1,"b":2}"#, &mut order), Some(other.clone()));
+        assert_eq!(read(r#"{"a":1,"b":2,"c":3}"#, &mut order), Some(sorted));
+    }
+
+    #[test]
+    fn a_key_that_only_starts_like_the_expected_one_is_not_taken() {
+        let mut order = KeyOrder::new();
+        assert_eq!(read(r#"{"ab":5,"a":1}"#, &mut order), Some(vec![(0, 1)]));
+        assert_eq!(read(r#"{"a\u0062":5}"#, &mut order), None, "an escaped key is serde's");
+        assert_eq!(read(r#"{"a":1,"a":2}"#, &mut order), None, "a duplicate is serde's");
+    }
 }

@@ -264,9 +264,10 @@ impl BodyReplay {
         // its opening brace then becomes the comma
         const TAG: &[u8] = b"{\"type\":\"assistant\"";
         self.builder.complete();
-        let mut out = Vec::with_capacity(1024);
+        // sized up front: a large reply written into a buffer that doubles is copied again each time
+        let mut out = Vec::with_capacity(TAG.len() + size_hint(self.builder.message()));
         out.extend_from_slice(TAG);
-        serde_json::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
+        crate::json_out::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
         if let Some(brace) = out.get_mut(TAG.len()) {
             *brace = b',';
         }
@@ -403,7 +404,7 @@ fn is_provider_part(raw: &RawValue) -> bool {
 /// Serialize a response body (of about `capacity` bytes).
 pub(crate) fn to_vec<T: Serialize>(body: &T, capacity: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut out, body).map_err(|e| Error::write(&e))?;
+    crate::json_out::to_writer(&mut out, body).map_err(|e| Error::write(&e))?;
     Ok(out)
 }
 

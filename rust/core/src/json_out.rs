@@ -20,7 +20,7 @@ use serde::ser::{self, Error as _, Serialize};
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// How many bytes the scan tests at once.
-const BLOCK: usize = 32;
+const BLOCK: usize = 16;
 
 /// Whether `byte` must be escaped inside a JSON string: a quote, a backslash, a control
 /// character. (Also the bytes that end a plain run of string text when reading.)

@@ -29,6 +29,7 @@ use crate::assemble::BuilderOptions;
 use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::dialect::openai_chat::STOP;
+use crate::dialect::openai_chat::{ResponseWalk, walk_response};
 use crate::dialect::walk::Walk;
 use crate::error::Error;
 use crate::request::ServerTools;
@@ -303,7 +304,34 @@ fn outer(body: &[u8]) -> Result<Outer<'_>, Error> {
     Ok(fast)
 }
 
-pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
+    let walked = std::str::from_utf8(body).ok().and_then(walk_response);
+    if let Some(read) = walked.and_then(|walked| read_walked(walked, options.clone())) {
+        #[cfg(debug_assertions)]
+        assert_eq!(Some(&read), replayed(body, options).as_ref().ok(), "the walked body reads as its replay");
+        return Ok(read);
+    }
+    replayed(body, options)
+}
+
+/// The body walked in one pass (see [`ResponseWalk`]); `None` on any error, which the replay
+/// then reports as it does (placed in the body).
+fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<Vec<u8>> {
+    if walked.object.as_deref() == Some("chat.completion.chunk") {
+        return None;
+    }
+    if let Some(timestamp) = walked.created.and_then(super::unix_timestamp) {
+        options.timestamp = timestamp;
+    }
+    let mut replay = BodyReplay::new(DialectName::OpenAi, options);
+    replay.builder.start(walked.id.as_deref(), walked.model.as_deref());
+    replay.builder.set_offset(0);
+    walked.replay(&mut replay.builder).ok()?;
+    replay.finish().ok()
+}
+
+/// The body replayed through the stream decoder as the one chunk a stream of it would carry.
+fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
     let parsed = outer(body)?;
     if let Some(timestamp) = parsed.created.and_then(super::unix_timestamp) {
         options.timestamp = timestamp;
@@ -362,10 +390,36 @@ mod tests {
             let _ = from_response_json(body.as_bytes(), DialectName::OpenAi, "id", "2026-01-01T00:00:00Z");
         }
         assert!(walk_body(BODIES[0]).is_some(), "the usual shape is walked");
+        assert!(super::walk_response(BODIES[0]).is_some(), "the usual shape is walked in one pass");
         let read =
             from_response_json(BODIES[0].as_bytes(), DialectName::OpenAi, "id", "2026-01-01T00:00:00Z").expect("reads");
         let text = String::from_utf8(read).expect("UTF-8");
         assert!(text.contains(r#""text":"a\"b\\c\n\td/eé😀""#), "{text}");
         assert!(text.contains(r#""arguments":"{\"q\": \"x\\\\y\"}""#), "{text}");
+    }
+
+    /// The recorded bodies, whole and cut or with a byte changed at many places: the one-pass
+    /// walk and the replay read each the same (the debug check in `read`), or both refuse it.
+    #[test]
+    fn recorded_bodies_and_their_mutations_read_as_their_replay() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/responses/openai");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).expect("the fixtures") {
+            let body = std::fs::read(entry.expect("an entry").path()).expect("a body");
+            let read = |b: &[u8]| from_response_json(b, DialectName::OpenAi, "id", "2026-01-01T00:00:00Z");
+            assert!(read(&body).is_ok());
+            let text = std::str::from_utf8(&body).expect("UTF-8");
+            assert!(super::walk_response(text).is_some(), "a recorded body is walked in one pass");
+            for at in (0..body.len()).step_by(7) {
+                let _ = read(&body[..at]);
+                for byte in [b'"', b'\\', b'}', b'0', b'\n'] {
+                    let mut changed = body.clone();
+                    changed[at] = byte;
+                    let _ = read(&changed);
+                }
+            }
+            seen += 1;
+        }
+        assert!(seen >= 3);
     }
 }

@@ -7,7 +7,6 @@
 //! `index` with a different id (a second call), the name after the first arguments.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::Deserialize;
 
@@ -45,9 +44,6 @@ pub struct OpenAiChat {
     /// `data: [DONE]` was seen.
     done: bool,
     calls: Vec<Call>,
-    /// The last of `calls` with each (non-empty) id: calls without an index are keyed by id,
-    /// and a response's hundreds of calls would otherwise each search all the others.
-    by_id: HashMap<String, usize>,
     refusal: bool,
     other_choices_seen: bool,
 }
@@ -548,7 +544,7 @@ impl OpenAiChat {
                 }
             }
             None => match id {
-                Some(id) => self.by_id.get(id).copied(),
+                Some(id) => self.calls.iter().rposition(|c| c.id == id),
                 // No index and no id: a new call when it has a name, else the latest call goes on.
                 None if name.is_none() => self.calls.len().checked_sub(1),
                 None => None,
@@ -559,7 +555,6 @@ impl OpenAiChat {
             if let (true, Some(id)) = (call.id.is_empty(), id) {
                 id.clone_into(&mut call.id);
                 builder.tool_set_id(call.block, id);
-                self.by_id.entry(id.to_owned()).and_modify(|last| *last = (*last).max(pos)).or_insert(pos);
             }
             if let Some(name) = name {
                 builder.tool_name(call.block, name);
@@ -570,10 +565,6 @@ impl OpenAiChat {
                 builder.diagnostic("tool_call_without_index", "a tool call came without an index");
             }
             let block = builder.begin_tool(id.unwrap_or(""), name.unwrap_or(""));
-            if let Some(id) = id {
-                // the newest call with an id is the last one with it
-                self.by_id.insert(id.to_owned(), self.calls.len());
-            }
             self.calls.push(Call { index, id: id.unwrap_or("").to_owned(), block, id_changed: false });
             block
         };

@@ -753,7 +753,7 @@ fn schema_version<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::
 
 /// Write a value of the canonical schema as compact JSON.
 pub fn write<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
-    serde_json::to_vec(value).map_err(|e| Error::write(&e))
+    crate::json_out::to_vec(value).map_err(|e| Error::write(&e))
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ impl EventBatch {
     pub fn push(&mut self, event: &Event<'_>) {
         self.json.push(if self.count == 0 { b'[' } else { b',' });
         // Writing borrowed strings and numbers into a Vec cannot fail.
-        if serde_json::to_writer(&mut self.json, event).is_err() {
+        if crate::json_out::to_writer(&mut self.json, event).is_err() {
             self.json.extend_from_slice(b"null");
         }
         self.count += 1;

@@ -14,6 +14,8 @@
 //!   cache that re-builds a grown conversation's request; [`response`]: non-streamed response
 //!   bodies, read as their stream would be and written; [`transcode`]: one dialect's stream
 //!   written as another's.
+//! - `json_out`: the one writer of JSON strings (a block-at-a-time escape scan) and a serde
+//!   serializer on it, byte for byte `serde_json`'s output.
 //! - `citation`, `server_tool`, `body`: each provider's citations and server tool blocks, read
 //!   and written; the sniffing of a body that is not a stream (a provider's error, HTML).
 
@@ -25,6 +27,7 @@ pub mod decoder;
 pub mod dialect;
 pub mod error;
 pub mod event;
+mod json_out;
 pub mod limits;
 pub mod ndjson;
 pub mod partial;

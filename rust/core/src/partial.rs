@@ -280,21 +280,18 @@ impl Num {
     }
 }
 
-/// Bytes that end a run of plain string characters; raw UTF-8 stops the run only when it
-/// must be checked (bytes from a `&str` are valid already).
-const STOP_CHECKED: [bool; 256] = stop_table(false);
-const STOP_TRUSTED: [bool; 256] = stop_table(true);
-
-const fn stop_table(trusted_utf8: bool) -> [bool; 256] {
+/// The bytes that end a run of unchecked string text: control characters, `"` (0x22), `\`
+/// (0x5C), and non-ASCII (checked as UTF-8 one character at a time). Trusted text stops at the
+/// same bytes less non-ASCII: `json_out::next_escape`.
+const STOP_CHECKED: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        // Control characters, `"` (0x22), `\` (0x5C), and non-ASCII unless trusted.
-        table[b] = b < 0x20 || b == 0x22 || b == 0x5C || (b >= 0x80 && !trusted_utf8);
+        table[b] = b < 0x20 || b == 0x22 || b == 0x5C || b >= 0x80;
         b += 1;
     }
     table
-}
+};
 
 /// The state machine shared by [`PartialJson`] (`RECORD`: keeps the committed text for
 /// snapshots) and [`validate`] (keeps nothing).
@@ -506,9 +503,14 @@ impl<const RECORD: bool> Parser<RECORD> {
         trusted_utf8: bool,
         base: usize,
     ) -> Result<usize, Error> {
-        let stop = if trusted_utf8 { &STOP_TRUSTED } else { &STOP_CHECKED };
         let rest = bytes.get(start..).unwrap_or_default();
-        let len = rest.iter().position(|&b| stop[usize::from(b)]).unwrap_or(rest.len());
+        let len = if trusted_utf8 {
+            // the bytes that end a run of trusted text are the ones a writer escapes: found a
+            // block at a time
+            crate::json_out::next_escape(rest, 0)
+        } else {
+            rest.iter().position(|&b| STOP_CHECKED[usize::from(b)]).unwrap_or(rest.len())
+        };
         let (run, tail) = rest.split_at(len);
         if RECORD {
             self.text.extend_from_slice(run);

@@ -10,7 +10,7 @@ pub(crate) mod gemini;
 pub(crate) mod ollama;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
-mod walk;
+pub(crate) mod walk;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -289,6 +289,68 @@ fn walk_tool_call<'a>(w: &mut Walk<'a>) -> Option<ToolCallDelta<'a>> {
     present.then_some(call)
 }
 
+/// A whole non-streamed Chat Completions body (`chat.completion`) in its usual shape, walked in
+/// one pass: the first choice's message is walked in place as the delta of the one chunk a
+/// stream of the reply would carry (`crate::response` otherwise copies it into such a chunk and
+/// walks it there, after skipping it once to find its end). `None`: not the usual shape (an
+/// error body, a `function_call`, an escaped key, ...), and the caller replays the body.
+#[derive(Debug)]
+pub(crate) struct ResponseWalk<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub object: Option<Cow<'a, str>>,
+    pub created: Option<f64>,
+    pub model: Option<Cow<'a, str>>,
+    /// The chunk the replay would read: the choice with index 0 (made index 0), and the usage.
+    chunk: Chunk<'a>,
+}
+
+impl ResponseWalk<'_> {
+    /// Read the chunk into `builder`, as a fresh decoder reads the replayed event.
+    pub(crate) fn replay(self, builder: &mut Builder) -> Result<(), Error> {
+        // the payload only seeds the ids of `function_call`s, which the walk leaves to the replay
+        OpenAiChat::default().on_chunk(self.chunk, "", builder)
+    }
+}
+
+pub(crate) fn walk_response(body: &str) -> Option<ResponseWalk<'_>> {
+    let mut walk = Walk::new(body);
+    let chunk = Chunk { id: None, model: None, choices: None, usage: None, x_groq: None, error: None };
+    let mut read = ResponseWalk { id: None, object: None, created: None, model: None, chunk };
+    let keys = ["id", "object", "created", "model", "choices", "usage", "error"];
+    let present = walk.object(&keys, |w, key| {
+        match key {
+            0 => read.id = w.str()?,
+            1 => read.object = w.str()?,
+            2 => read.created = w.whole_f64()?,
+            3 => read.model = w.str()?,
+            4 => {
+                // no choices (`null`): the replay reports it
+                let choices = w.array(walk_response_choice)??;
+                let first = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0);
+                read.chunk.choices = Some(first.map(|c| Choice { index: Some(0), ..c }).into_iter().collect());
+            }
+            5 => read.chunk.usage = walk_usage(w)?,
+            _ => w.null()?, // an error body is the replay's
+        }
+        Some(())
+    })?;
+    walk.finish()?;
+    (present && read.chunk.choices.is_some()).then_some(read)
+}
+
+fn walk_response_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
+    let mut choice = Choice { index: None, delta: None, finish_reason: None };
+    let present = w.object(&["index", "message", "finish_reason"], |w, key| {
+        match key {
+            0 => choice.index = w.u64()?,
+            1 => choice.delta = walk_delta(w)?,
+            _ => choice.finish_reason = w.str()?,
+        }
+        Some(())
+    })?;
+    present.then_some(choice)
+}
+
 #[allow(clippy::option_option)] // `None`: serde reads the chunk; `Some(None)`: `null`
 fn walk_usage(w: &mut Walk<'_>) -> Option<Option<ChatUsage>> {
     let mut usage = ChatUsage::default();
@@ -355,6 +417,23 @@ impl Dialect for OpenAiChat {
             return Err(provider_error(body.get("error").unwrap_or(&body), builder));
         }
         let chunk = walk_or_parse(payload, walk_chunk, builder)?;
+        self.on_chunk(chunk, payload, builder)
+    }
+
+    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
+        if !self.done {
+            if !builder.is_finished() {
+                return Err(Error::truncated("no finish_reason and no [DONE]", builder.offset()));
+            }
+            builder.diagnostic("missing_done", "the stream ended after its finish_reason but without [DONE]");
+        }
+        Ok(())
+    }
+}
+
+impl OpenAiChat {
+    /// One chunk read from `payload` (a call without an id gets one derived from it).
+    fn on_chunk(&mut self, chunk: Chunk<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             // The usage sent with the error (OpenRouter does) was billed: the partial message keeps it.
             if let Some(usage) = chunk.usage.as_ref().or(chunk.x_groq.as_ref().and_then(|x| x.usage.as_ref())) {
@@ -389,18 +468,6 @@ impl Dialect for OpenAiChat {
         Ok(())
     }
 
-    fn on_end(&mut self, builder: &mut Builder) -> Result<(), Error> {
-        if !self.done {
-            if !builder.is_finished() {
-                return Err(Error::truncated("no finish_reason and no [DONE]", builder.offset()));
-            }
-            builder.diagnostic("missing_done", "the stream ended after its finish_reason but without [DONE]");
-        }
-        Ok(())
-    }
-}
-
-impl OpenAiChat {
     /// `payload`: the event's data (a call without an id gets one derived from it).
     fn delta(&mut self, delta: &Delta<'_>, payload: &str, builder: &mut Builder) -> Result<(), Error> {
         let reasoning = delta.reasoning_content.as_deref().or(delta.reasoning.as_deref());

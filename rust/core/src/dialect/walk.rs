@@ -5,10 +5,12 @@
 //! deserialization (a visitor per field, large `Option` structs moved into vectors). jiter's key
 //! walk was tried first and gained 5-10% here (its keys are unescaped and its strings decoded
 //! through SIMD set-up that short chunk strings never repay); a scanner that compares raw key
-//! bytes and borrows every string without escapes does the same work in one pass.
+//! bytes and borrows every string without escapes does the same work in one pass. A string with
+//! escapes is unescaped by the walk too (a block-at-a-time scan, clean runs copied whole), except
+//! for `\u` escapes, which are serde's (surrogates).
 //!
-//! The walk only knows the common shapes. Anything else — a key or skipped string with an
-//! escape, an unexpected type, a duplicate field, an object under a key the walk does not know,
+//! The walk only knows the common shapes. Anything else — a key with an escape, a `\u` escape,
+//! an unexpected type, a duplicate field, an object under a key the walk does not know,
 //! any invalid JSON — gives `None`, and the caller parses the chunk with serde, which reads it
 //! or fails with the typed error and its byte offset. So the fast path never changes what a
 //! chunk means or how a bad one fails; in debug builds (the unit tests, every fuzz target) each
@@ -192,12 +194,35 @@ impl<'a> Walk<'a> {
     pub(crate) fn str(&mut self) -> Option<Option<Cow<'a, str>>> {
         match self.peek()? {
             b'n' => self.literal("null").map(|()| None),
-            b'"' => match self.plain_string()? {
-                Some(text) => Some(Some(Cow::Borrowed(text))),
-                None => self.with_serde::<String>().map(|text| Some(Cow::Owned(text))),
-            },
+            b'"' => {
+                if let Some(text) = self.plain_string()? {
+                    return Some(Some(Cow::Borrowed(text)));
+                }
+                let mut text = String::new();
+                self.escaped(Some(&mut text))?;
+                Some(Some(Cow::Owned(text)))
+            }
             _ => None,
         }
+    }
+
+    /// Any value, or `null` (`Some(None)`): its JSON text as it is in the chunk (a large body's
+    /// parts that are read again later, as serde's `Option<&RawValue>`).
+    pub(crate) fn raw(&mut self) -> Option<Option<&'a str>> {
+        if self.peek()? == b'n' {
+            return self.literal("null").map(|()| None);
+        }
+        let start = self.at;
+        self.skip_value(SKIP_DEPTH)?;
+        Some(Some(self.data.get(start..self.at)?))
+    }
+
+    /// A number that serde reads as an `f64` when it is a non-negative integer (what a creation
+    /// time is), or `null`; any other number is serde's (its float parsing).
+    pub(crate) fn whole_f64(&mut self) -> Option<Option<f64>> {
+        // a u64 beyond 2^53 rounds to the nearest f64 either way
+        #[allow(clippy::cast_precision_loss)]
+        self.u64().map(|n| n.map(|n| n as f64))
     }
 
     /// A non-negative integer that fits a `u64`, or `null` (serde's `Option<u64>`).
@@ -244,7 +269,7 @@ impl<'a> Walk<'a> {
             b'"' => {
                 return match self.plain_string()? {
                     Some(_) => Some(()),
-                    None => self.with_serde::<serde::de::IgnoredAny>().map(|_| ()),
+                    None => self.escaped(None),
                 };
             }
             b'n' => return self.literal("null"),
@@ -371,6 +396,57 @@ impl<'a> Walk<'a> {
             return bytes[at..end].iter().position(|b| *b < 0x20).map(|control| at + control);
         }
         Some(end)
+    }
+
+    /// The string at the cursor (on its quote), which has an escape: unescaped into `out`, or
+    /// only skipped (`None`), the cursor after it. The escapes of one character are read here
+    /// (found a block at a time, clean runs copied whole); a `\\u` escape hands the string to
+    /// serde (its surrogate rules), as does anything invalid, which serde then refuses.
+    fn escaped(&mut self, mut out: Option<&mut String>) -> Option<()> {
+        let bytes = self.data.as_bytes();
+        let mut at = self.at + 1;
+        loop {
+            let stop = crate::json_out::next_escape(bytes, at);
+            if let Some(out) = out.as_deref_mut() {
+                // the bytes around a run are ASCII: the slice is on character boundaries
+                out.push_str(self.data.get(at..stop)?);
+            }
+            match *bytes.get(stop)? {
+                b'"' => {
+                    self.at = stop + 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    let unescaped = match *bytes.get(stop + 1)? {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        _ => return self.serde_string(out),
+                    };
+                    if let Some(out) = out.as_deref_mut() {
+                        out.push(unescaped);
+                    }
+                    at = stop + 2;
+                }
+                _ => return None, // a control character
+            }
+        }
+    }
+
+    /// The string at the cursor read (into `out`) or skipped by serde.
+    fn serde_string(&mut self, out: Option<&mut String>) -> Option<()> {
+        match out {
+            Some(out) => {
+                *out = self.with_serde::<String>()?;
+                Some(())
+            }
+            None => self.with_serde::<serde::de::IgnoredAny>().map(|_| ()),
+        }
     }
 
     /// The value at the cursor read by serde (escaped strings: serde's own unescaping and

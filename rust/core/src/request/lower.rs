@@ -493,7 +493,7 @@ pub(crate) fn object_arguments<'a>(
 pub(crate) fn json_object_arguments(out: &mut Vec<u8>, arguments: &str) {
     let object = as_object(arguments).unwrap_or(Arguments::Wrapped { raw: arguments });
     // Writing into a Vec cannot fail.
-    let _ = serde_json::to_writer(out, &object);
+    let _ = crate::json_out::to_writer(out, &object);
 }
 
 /// The rule of [`object_arguments`]: `arguments` as the object it is (or `{}` when empty), else

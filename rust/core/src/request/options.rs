@@ -289,7 +289,7 @@ pub struct Converted {
 
 /// The report as JSON: an array of `{message, block, kind, action, reason}`.
 pub fn report_json(report: &[Loss]) -> Vec<u8> {
-    serde_json::to_vec(report).unwrap_or_else(|_| b"[]".to_vec())
+    crate::json_out::to_vec(report).unwrap_or_else(|_| b"[]".to_vec())
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ impl Turns {
         if self.has_turns() {
             self.array.push(b',');
         }
-        serde_json::to_writer(&mut self.array, turn).map_err(|e| Error::write(&e))?;
+        crate::json_out::to_writer(&mut self.array, turn).map_err(|e| Error::write(&e))?;
         self.written += 1;
         Ok(())
     }

@@ -193,9 +193,23 @@ impl Payload {
 
     /// A piece of `body`, as it is there.
     pub fn raw(&mut self, body: &[u8], raw: &RawValue) -> &mut Self {
-        self.pieces.push((self.text.len(), offset_in(body, raw), raw.get().len()));
-        self.text.push_str(raw.get());
+        self.span(body, raw.get())
+    }
+
+    /// A piece of `body` (a slice of it), as it is there.
+    pub fn span(&mut self, body: &[u8], span: &str) -> &mut Self {
+        let offset = (span.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len()) as u64;
+        self.pieces.push((self.text.len(), offset, span.len()));
+        self.text.push_str(span);
         self
+    }
+
+    /// A slice of `body`, or `null` without one.
+    pub fn span_or_null(&mut self, body: &[u8], span: Option<&str>) -> &mut Self {
+        match span {
+            Some(span) => self.span(body, span),
+            None => self.lit("null"),
+        }
     }
 
     /// A piece of `body`, or `null` without one.
@@ -264,9 +278,10 @@ impl BodyReplay {
         // its opening brace then becomes the comma
         const TAG: &[u8] = b"{\"type\":\"assistant\"";
         self.builder.complete();
-        let mut out = Vec::with_capacity(1024);
+        // sized up front: a large reply written into a buffer that doubles is copied again each time
+        let mut out = Vec::with_capacity(TAG.len() + size_hint(self.builder.message()));
         out.extend_from_slice(TAG);
-        serde_json::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
+        crate::json_out::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
         if let Some(brace) = out.get_mut(TAG.len()) {
             *brace = b',';
         }
@@ -403,7 +418,7 @@ fn is_provider_part(raw: &RawValue) -> bool {
 /// Serialize a response body (of about `capacity` bytes).
 pub(crate) fn to_vec<T: Serialize>(body: &T, capacity: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut out, body).map_err(|e| Error::write(&e))?;
+    crate::json_out::to_writer(&mut out, body).map_err(|e| Error::write(&e))?;
     Ok(out)
 }
 

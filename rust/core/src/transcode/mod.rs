@@ -87,8 +87,7 @@ pub(crate) trait Encoder: Send + Sync + std::fmt::Debug {
 
 /// `text` as a JSON string.
 pub(crate) fn json_str(out: &mut Vec<u8>, text: &str) {
-    // Writing a str into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, text);
+    crate::json_out::write_str(out, text);
 }
 
 pub(crate) fn json_num(out: &mut Vec<u8>, number: u64) {

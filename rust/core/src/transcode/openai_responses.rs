@@ -146,7 +146,7 @@ fn write_text_part(out: &mut Vec<u8>, text: &TextBlock) {
     json_str(out, &text.text);
     out.extend_from_slice(b",\"annotations\":");
     let annotations = crate::citation::responses_annotations(&text.citations, &text.text);
-    let _ = serde_json::to_writer(&mut *out, &annotations); // into a Vec: cannot fail
+    let _ = crate::json_out::to_writer(out, &annotations); // into a Vec: cannot fail
     out.push(b'}');
 }
 
@@ -263,7 +263,7 @@ impl Encoder for OpenAiResponses {
                     out.extend_from_slice(b",\"content_index\":0,\"annotation_index\":");
                     json_num(out, n as u64);
                     out.extend_from_slice(b",\"annotation\":");
-                    let _ = serde_json::to_writer(&mut *out, annotation); // into a Vec: cannot fail
+                    let _ = crate::json_out::to_writer(out, annotation); // into a Vec: cannot fail
                     out.extend_from_slice(b"}\n\n");
                 }
                 self.event(out, "response.output_text.done");

@@ -261,7 +261,7 @@ impl<'r> Out<'r> {
         if self.fields.is_empty() {
             return Ok(body);
         }
-        let mut out = serde_json::to_vec(&self.fields).map_err(|e| Error::write(&e))?;
+        let mut out = crate::json_out::to_vec(&self.fields).map_err(|e| Error::write(&e))?;
         let rest = body.get(1..).unwrap_or_default();
         if rest.first() == Some(&b'}') {
             return Ok(out);

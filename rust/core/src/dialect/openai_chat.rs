@@ -343,7 +343,7 @@ fn walk_response_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
     let present = w.object(&["index", "message", "finish_reason"], |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => choice.delta = walk_delta(w)?,
+            1 => walk_delta(w, &mut choice.delta)?,
             _ => choice.finish_reason = w.str()?,
         }
         Some(())

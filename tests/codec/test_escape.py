@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import msgwire
 from msgwire import _core
-from strategies import examples
+from tests._support.strategies import examples
 
 # every character class the escaper treats apart, and plain ASCII for the runs between them
 _SPECIAL = st.sampled_from(['"', "\\", "\n", "\t", "\r", "\b", "\f", "\x00", "\x1f", "\x7f", "\u2028", "é", "😀", "/"])

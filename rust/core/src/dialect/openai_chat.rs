@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::StopTable;
-use super::walk::{Walk, walk_or_parse};
+use super::walk::{KeyOrder, Walk, walk_or_parse};
 use super::{Dialect, TextOrParts, parse, provider_error};
 use crate::assemble::Builder;
 use crate::canonical::{StopReason, Usage};
@@ -46,6 +46,17 @@ pub struct OpenAiChat {
     calls: Vec<Call>,
     refusal: bool,
     other_choices_seen: bool,
+    /// The order this stream sends the keys of its chunks, choices and deltas in (providers
+    /// differ: Azure sorts them, OpenRouter adds `provider`, ...).
+    order: Orders,
+}
+
+/// Key orders learned for a chunk, a choice and a delta.
+#[derive(Debug, Default)]
+struct Orders {
+    chunk: KeyOrder,
+    choice: KeyOrder,
+    delta: KeyOrder,
 }
 
 #[derive(Deserialize, Debug)]
@@ -172,10 +183,11 @@ struct XGroq {
 
 // --- the fast walk of a chunk's usual shape (anything else is serde's: see `walk`) ---
 
-fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
+fn walk_chunk<'a>(data: &'a str, order: &mut Orders) -> Option<Chunk<'a>> {
     let mut walk = Walk::new(data);
     let mut chunk = Chunk { id: None, model: None, choices: None, usage: None, x_groq: None, error: None };
-    // in the order OpenAI sends them; the keys a chunk does not read are listed for their place
+    // in the order OpenAI sends them (others are learned); the keys a chunk does not read are
+    // listed for their place
     let keys = [
         "id",
         "object",
@@ -189,7 +201,7 @@ fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
         "x_groq",
         "error",
     ];
-    let present = walk.object(&keys, |w, key| {
+    let present = walk.object_in(&keys, &mut order.chunk, |w, key| {
         match key {
             0 => chunk.id = w.str()?,
             1 | 2 | 4 | 5 | 8 => w.skip()?,
@@ -197,7 +209,7 @@ fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
             6 => chunk.usage = walk_usage(w)?,
             7 => {
                 let choices = chunk.choices.insert(Vec::with_capacity(1));
-                if !w.elements(|w| walk_choice(w, choices))? {
+                if !w.elements(|w| walk_choice(w, choices, &mut order.choice, &mut order.delta))? {
                     chunk.choices = None;
                 }
             }
@@ -210,13 +222,18 @@ fn walk_chunk(data: &str) -> Option<Chunk<'_>> {
 }
 
 /// One choice, built in place at the end of `choices`.
-fn walk_choice<'a>(w: &mut Walk<'a>, choices: &mut Vec<Choice<'a>>) -> Option<()> {
+fn walk_choice<'a>(
+    w: &mut Walk<'a>,
+    choices: &mut Vec<Choice<'a>>,
+    order: &mut KeyOrder,
+    delta_order: &mut KeyOrder,
+) -> Option<()> {
     choices.push(Choice { index: None, delta: None, finish_reason: None });
     let choice = choices.last_mut()?;
-    let present = w.object(&["index", "delta", "logprobs", "finish_reason"], |w, key| {
+    let present = w.object_in(&["index", "delta", "logprobs", "finish_reason"], order, |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta)?,
+            1 => walk_delta(w, &mut choice.delta, delta_order)?,
             2 => w.skip()?,
             _ => choice.finish_reason = w.str()?,
         }
@@ -227,7 +244,7 @@ fn walk_choice<'a>(w: &mut Walk<'a>, choices: &mut Vec<Choice<'a>>) -> Option<()
 
 /// The delta, written in place into `slot` (`None` for `null`; the delta is the chunk's largest
 /// part, and moving it out of a return value cost ~5% of the decode). `None`: serde reads the chunk.
-fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>) -> Option<()> {
+fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut KeyOrder) -> Option<()> {
     let delta = slot.insert(Delta {
         content: None,
         refusal: None,
@@ -247,7 +264,7 @@ fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>) -> Option<()> 
         "reasoning_details",
         "function_call",
     ];
-    let present = w.object(&keys, |w, key| {
+    let present = w.object_in(&keys, order, |w, key| {
         match key {
             0 => w.skip()?,
             1 => delta.content = w.str()?.map(TextOrParts::Text),
@@ -343,7 +360,7 @@ fn walk_response_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
     let present = w.object(&["index", "message", "finish_reason"], |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta)?,
+            1 => walk_delta(w, &mut choice.delta, &mut KeyOrder::new())?,
             _ => choice.finish_reason = w.str()?,
         }
         Some(())
@@ -416,7 +433,7 @@ impl Dialect for OpenAiChat {
             let body: serde_json::Value = parse(payload, builder)?;
             return Err(provider_error(body.get("error").unwrap_or(&body), builder));
         }
-        let chunk = walk_or_parse(payload, walk_chunk, builder)?;
+        let chunk = walk_or_parse(payload, |data| walk_chunk(data, &mut self.order), builder)?;
         self.on_chunk(chunk, payload, builder)
     }
 
@@ -637,7 +654,7 @@ mod tests {
     #[test]
     fn the_walk_agrees_with_serde_or_steps_aside() {
         let usual = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","usage":null,"choices":[{"index":0,"delta":{"role":"assistant","content":"h\u00e9\n","refusal":null,"tool_calls":[{"index":0,"id":"call","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"logprobs":null,"finish_reason":null}],"obfuscation":"x"}"#;
-        let walked = walk_chunk(usual).expect("the usual shape is walked");
+        let walked = walk_chunk(usual, &mut Orders::default()).expect("the usual shape is walked");
         let parsed: Chunk<'_> = serde_json::from_str(usual).expect("JSON");
         assert_eq!(format!("{walked:?}"), format!("{parsed:?}"));
         let odd = [
@@ -677,12 +694,12 @@ mod tests {
         ];
         for chunk in odd {
             let parsed = serde_json::from_str::<Chunk<'_>>(chunk);
-            if let Some(walked) = walk_chunk(chunk) {
+            if let Some(walked) = walk_chunk(chunk, &mut Orders::default()) {
                 let parsed = parsed.unwrap_or_else(|e| panic!("the walk accepted {chunk}, serde: {e}"));
                 assert_eq!(format!("{walked:?}"), format!("{parsed:?}"), "{chunk}");
             }
         }
-        assert!(walk_chunk(odd[16]).is_some(), "usage with details is walked");
-        assert!(walk_chunk(odd[18]).is_some(), "nested unknown values are skipped");
+        assert!(walk_chunk(odd[16], &mut Orders::default()).is_some(), "usage with details is walked");
+        assert!(walk_chunk(odd[18], &mut Orders::default()).is_some(), "nested unknown values are skipped");
     }
 }

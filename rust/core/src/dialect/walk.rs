@@ -29,7 +29,8 @@ use crate::assemble::Builder;
 use crate::error::Error;
 
 /// A chunk at least this long (a whole response body, not a stream's few hundred bytes)
-/// scans its strings with memchr: slower on short strings, much faster on long ones.
+/// skips its strings a block at a time (`json_out::next_escape`): slower on short strings, much
+/// faster on long ones.
 const LONG: usize = 4096;
 
 /// The bytes that end a run of plain string text: a quote, a backslash, a control character
@@ -206,17 +207,6 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Any value, or `null` (`Some(None)`): its JSON text as it is in the chunk (a large body's
-    /// parts that are read again later, as serde's `Option<&RawValue>`).
-    pub(crate) fn raw(&mut self) -> Option<Option<&'a str>> {
-        if self.peek()? == b'n' {
-            return self.literal("null").map(|()| None);
-        }
-        let start = self.at;
-        self.skip_value(SKIP_DEPTH)?;
-        Some(Some(self.data.get(start..self.at)?))
-    }
-
     /// A number that serde reads as an `f64` when it is a non-negative integer (what a creation
     /// time is), or `null`; any other number is serde's (its float parsing).
     pub(crate) fn whole_f64(&mut self) -> Option<Option<f64>> {
@@ -371,8 +361,8 @@ impl<'a> Walk<'a> {
         let bytes = self.data.as_bytes();
         let start = self.at + 1;
         // a byte loop is the fastest on a stream chunk's few-byte strings; a large body's long
-        // ones are skipped by memchr first
-        let mut end = if self.data.len() < LONG { start } else { Self::scan_long(bytes, start)? };
+        // ones are skipped a block at a time first
+        let mut end = if self.data.len() < LONG { start } else { crate::json_out::next_escape(bytes, start) };
         while !STOPS[usize::from(*bytes.get(end)?)] {
             end += 1;
         }
@@ -384,18 +374,6 @@ impl<'a> Walk<'a> {
         self.at = end + 1;
         // the quotes are ASCII, so the slice is on character boundaries
         Some(Some(self.data.get(start..end)?))
-    }
-
-    /// The first quote, backslash or control character from `at` in a large body's long
-    /// strings: memchr to the quote or backslash, then a branch-free pass for control
-    /// characters that the compiler vectorises.
-    #[allow(clippy::needless_bitwise_bool)] // `|`, not `||`: branch-free on purpose
-    fn scan_long(bytes: &[u8], at: usize) -> Option<usize> {
-        let end = at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
-        if bytes[at..end].iter().fold(false, |control, b| control | (*b < 0x20)) {
-            return bytes[at..end].iter().position(|b| *b < 0x20).map(|control| at + control);
-        }
-        Some(end)
     }
 
     /// The string at the cursor (on its quote), which has an escape: unescaped into `out`, or

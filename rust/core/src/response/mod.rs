@@ -193,23 +193,9 @@ impl Payload {
 
     /// A piece of `body`, as it is there.
     pub fn raw(&mut self, body: &[u8], raw: &RawValue) -> &mut Self {
-        self.span(body, raw.get())
-    }
-
-    /// A piece of `body` (a slice of it), as it is there.
-    pub fn span(&mut self, body: &[u8], span: &str) -> &mut Self {
-        let offset = (span.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize).min(body.len()) as u64;
-        self.pieces.push((self.text.len(), offset, span.len()));
-        self.text.push_str(span);
+        self.pieces.push((self.text.len(), offset_in(body, raw), raw.get().len()));
+        self.text.push_str(raw.get());
         self
-    }
-
-    /// A slice of `body`, or `null` without one.
-    pub fn span_or_null(&mut self, body: &[u8], span: Option<&str>) -> &mut Self {
-        match span {
-            Some(span) => self.span(body, span),
-            None => self.lit("null"),
-        }
     }
 
     /// A piece of `body`, or `null` without one.

@@ -30,7 +30,6 @@ use crate::canonical::{AssistantMessage, StopReason};
 use crate::dialect::DialectName;
 use crate::dialect::openai_chat::STOP;
 use crate::dialect::openai_chat::{ResponseWalk, walk_response};
-use crate::dialect::walk::Walk;
 use crate::error::Error;
 use crate::request::ServerTools;
 use crate::request::{Action, CallIds, IdFormat, Loss, Part, Policy, Target};
@@ -216,94 +215,6 @@ struct InChoice<'a> {
     finish_reason: Option<&'a RawValue>,
 }
 
-/// What the reading takes from the body, its parts that the replayed chunk carries kept as
-/// their JSON text in the body: read by the chunk walk, else by serde ([`InBody`]).
-#[derive(Debug)]
-struct Outer<'a> {
-    id: Option<Cow<'a, str>>,
-    object: Option<Cow<'a, str>>,
-    created: Option<f64>,
-    model: Option<Cow<'a, str>>,
-    choices: Option<Vec<OuterChoice<'a>>>,
-    usage: Option<&'a str>,
-    error: Option<serde_json::Value>,
-}
-
-#[derive(Debug)]
-struct OuterChoice<'a> {
-    index: Option<u64>,
-    message: Option<&'a str>,
-    finish_reason: Option<&'a str>,
-}
-
-impl<'a> From<InBody<'a>> for Outer<'a> {
-    fn from(body: InBody<'a>) -> Self {
-        let choice = |c: InChoice<'a>| OuterChoice {
-            index: c.index,
-            message: c.message.map(RawValue::get),
-            finish_reason: c.finish_reason.map(RawValue::get),
-        };
-        Outer {
-            id: body.id,
-            object: body.object,
-            created: body.created,
-            model: body.model,
-            choices: body.choices.map(|choices| choices.into_iter().map(choice).collect()),
-            usage: body.usage.map(RawValue::get),
-            error: body.error,
-        }
-    }
-}
-
-/// The body's usual shape by the chunk walk (`None`: serde reads it): the message is skipped a
-/// block at a time, not scanned and unescaped by serde only to be read again by the walk.
-fn walk_body(body: &str) -> Option<Outer<'_>> {
-    let mut walk = Walk::new(body);
-    let mut outer =
-        Outer { id: None, object: None, created: None, model: None, choices: None, usage: None, error: None };
-    let keys = ["id", "object", "created", "model", "choices", "usage", "error"];
-    let present = walk.object(&keys, |w, key| {
-        match key {
-            0 => outer.id = w.str()?,
-            1 => outer.object = w.str()?,
-            2 => outer.created = w.whole_f64()?,
-            3 => outer.model = w.str()?,
-            4 => outer.choices = w.array(walk_choice)?,
-            5 => outer.usage = w.raw()?,
-            _ => w.null()?, // an error body is serde's
-        }
-        Some(())
-    })?;
-    walk.finish()?;
-    present.then_some(outer)
-}
-
-fn walk_choice<'a>(w: &mut Walk<'a>) -> Option<OuterChoice<'a>> {
-    let mut choice = OuterChoice { index: None, message: None, finish_reason: None };
-    let present = w.object(&["index", "message", "finish_reason"], |w, key| {
-        match key {
-            0 => choice.index = w.u64()?,
-            1 => choice.message = w.raw()?,
-            _ => choice.finish_reason = w.raw()?,
-        }
-        Some(())
-    })?;
-    present.then_some(choice)
-}
-
-/// The body's outer object, by the walk when it can (in debug builds checked against serde).
-fn outer(body: &[u8]) -> Result<Outer<'_>, Error> {
-    let Some(fast) = std::str::from_utf8(body).ok().and_then(walk_body) else {
-        return super::parse::<InBody<'_>>(body).map(Outer::from);
-    };
-    #[cfg(debug_assertions)]
-    {
-        let slow = super::parse::<InBody<'_>>(body).map(Outer::from).expect("serde reads what the walk read");
-        assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "the walk and serde differ on the body");
-    }
-    Ok(fast)
-}
-
 pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
     let walked = std::str::from_utf8(body).ok().and_then(walk_response);
     if let Some(read) = walked.and_then(|walked| read_walked(walked, options.clone())) {
@@ -332,7 +243,7 @@ fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<
 
 /// The body replayed through the stream decoder as the one chunk a stream of it would carry.
 fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
-    let parsed = outer(body)?;
+    let parsed: InBody<'_> = super::parse(body)?;
     if let Some(timestamp) = parsed.created.and_then(super::unix_timestamp) {
         options.timestamp = timestamp;
     }
@@ -349,22 +260,21 @@ fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> 
     let mut event = Payload::default();
     event.lit("{\"choices\":[");
     if let Some(choice) = choices.iter().find(|c| c.index.unwrap_or(0) == 0) {
-        event.lit("{\"index\":0,\"delta\":").span_or_null(body, choice.message);
-        event.lit(",\"finish_reason\":").span_or_null(body, choice.finish_reason).lit("}");
+        event.lit("{\"index\":0,\"delta\":").raw_or_null(body, choice.message);
+        event.lit(",\"finish_reason\":").raw_or_null(body, choice.finish_reason).lit("}");
     }
-    event.lit("],\"usage\":").span_or_null(body, parsed.usage).lit("}");
+    event.lit("],\"usage\":").raw_or_null(body, parsed.usage).lit("}");
     replay.event("message", &event)?;
     replay.finish()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{InBody, Outer, walk_body};
     use crate::dialect::DialectName;
     use crate::response::from_response_json;
 
-    /// Bodies the outer walk reads or hands to serde; in debug builds (the tests) `outer` checks
-    /// every walked body against serde, and the chunk walk every message.
+    /// Bodies the one-pass walk reads or hands to the replay; in debug builds (the tests) `read`
+    /// checks every walked body against its replay, and the chunk walk every message.
     const BODIES: &[&str] = &[
         r#"{"id":"c","object":"chat.completion","created":1700000000,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"a\"b\\c\n\td\/e\u00e9\ud83d\ude00","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{\"q\": \"x\\\\y\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":2},"system_fingerprint":"fp"}"#,
         r#"{"id":"c","created":1.5,"choices":[{"index":1,"message":{"content":"other"}},{"message":{"content":"x"},"finish_reason":null}],"usage":null,"error":null}"#,
@@ -380,16 +290,11 @@ mod tests {
     ];
 
     #[test]
-    fn the_outer_walk_reads_as_serde_or_hands_over() {
+    fn the_walk_reads_as_the_replay_or_hands_over() {
         for body in BODIES {
-            if let Some(fast) = walk_body(body) {
-                let slow: InBody<'_> = serde_json::from_str(body).expect("serde reads what the walk read");
-                assert_eq!(format!("{fast:?}"), format!("{:?}", Outer::from(slow)), "{body}");
-            }
             // the whole read: no panic, and the walk's debug checks hold
             let _ = from_response_json(body.as_bytes(), DialectName::OpenAi, "id", "2026-01-01T00:00:00Z");
         }
-        assert!(walk_body(BODIES[0]).is_some(), "the usual shape is walked");
         assert!(super::walk_response(BODIES[0]).is_some(), "the usual shape is walked in one pass");
         let read =
             from_response_json(BODIES[0].as_bytes(), DialectName::OpenAi, "id", "2026-01-01T00:00:00Z").expect("reads");

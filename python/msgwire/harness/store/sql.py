@@ -460,7 +460,8 @@ class SQLBase:
         updates: list[tuple[Any, ...]] = []
         seq, prev = head.seq, head.hash
         header_changed = False
-        times: dict[dt.datetime, Any] = {}  # a batch's drafts share one timestamp: format it once
+        # a batch's drafts share one timestamp: each distinct one formatted once
+        times = {stamp: self._time(stamp) for stamp in {d.timestamp for d in drafts}}
         for draft, mkey in zip(drafts, message_keys, strict=True):
             if draft.id in known_entries:
                 results.append(known_entries[draft.id])
@@ -484,7 +485,7 @@ class SQLBase:
                     self._key(draft.id),
                     self._key(mkey),
                     self._key(draft.decision),
-                    times.get(draft.timestamp) or times.setdefault(draft.timestamp, self._time(draft.timestamp)),
+                    times[draft.timestamp],
                     sealed.body,
                     prev,
                     sealed.message_at,

@@ -35,7 +35,7 @@ SYSTEM_PACKAGES += tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-o
 # fonts the OCR tests render text with (DejaVu Sans, Serif, Mono)
 SYSTEM_PACKAGES += fonts-dejavu-core
 # PostgreSQL server (msgwire.harness.store.postgres, extra "postgres"): the store tests and benchmarks start a
-# throwaway cluster with its initdb and pg_ctl (tests/harness/pgserver.py)
+# throwaway cluster with its initdb and pg_ctl (tests/_support/postgres.py)
 SYSTEM_PACKAGES += postgresql
 
 .PHONY: system

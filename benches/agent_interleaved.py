@@ -22,8 +22,7 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from benches.agent_server import FINAL
-from benches.test_agent import PROMPT, SERVER, STEPS, lookup
+from benches.agent_server import FINAL, PROMPT, SERVER, STEPS, lookup
 from msgwire.harness import Agent, Conversation, ToolRegistry
 from msgwire.harness.providers import OpenAI
 

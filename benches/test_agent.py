@@ -22,7 +22,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,20 +30,12 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from benches.agent_server import FINAL
+from benches.agent_server import FINAL, PROMPT, SERVER, STEPS, lookup
 from msgwire.harness import Agent, Conversation, ToolRegistry
 from msgwire.harness.providers import OpenAI
 
-STEPS = int(os.environ.get("MSGWIRE_BENCH_STEPS", "10"))
 ROUNDS = 200 if os.environ.get("MSGWIRE_BENCH_FULL") else 40
 """Sessions timed per entry (after 3 untimed ones): the machine is shared, so many."""
-PROMPT = "Look up the keys k0 to k8, one at a time, then tell me."
-SERVER = Path(__file__).with_name("agent_server.py")
-
-
-def lookup(key: str) -> str:
-    """Look a key up in the store."""
-    return f"{key} = value of {key}, last changed on 2026-11-24 by the nightly import job"
 
 
 @pytest.fixture(scope="module")

@@ -57,8 +57,13 @@ class BaselineParent(msgspec.Struct, kw_only=True):
     hash: str | None = None
 
 
+class BaselineLink(msgspec.Struct, kw_only=True):
+    at: int
+    hash: str
+
+
 class BaselineAudit(msgspec.Struct, kw_only=True):
-    version: int = 1
+    version: int = 2
     conversation_id: str
     created_at: dt.datetime
     system_prompt: str | None = None
@@ -67,6 +72,7 @@ class BaselineAudit(msgspec.Struct, kw_only=True):
     branch: str = "main"
     parent: BaselineParent | None = None
     metadata: dict[str, Any] = {}
+    chain: list[BaselineLink] = []
     entries: list[BaselineEntry] = []
 
 
@@ -116,10 +122,11 @@ def trail(n: int = N_ENTRIES) -> Trail:
     baseline = BaselineAudit(
         conversation_id=conversation.id,
         created_at=conversation.created_at,
-        system_prompt=conversation.system_prompt,
-        mode=conversation.mode,
-        branch=conversation.branch,
+        system_prompt=conversation.origin.system_prompt,  # the header as made: entries say what changed
+        mode=conversation.origin.mode,
+        branch=conversation.origin.branch,
         metadata=dict(conversation.metadata),
+        chain=[BaselineLink(at=link.at, hash=link.hash) for link in conversation.header().chain],
         entries=[
             BaselineEntry(
                 id=e.id,

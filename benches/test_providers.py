@@ -1,6 +1,6 @@
 """First-byte-to-first-event latency: ``provider.stream`` beside the openai and anthropic SDKs'
 streaming clients, each reading the same recorded stream from the same scripted server on
-127.0.0.1 (``msgwire.harness.scripted``), over keep-alive connections.
+127.0.0.1 (``msgwire.testing``), over keep-alive connections.
 
 What is timed (``benchmark.pedantic``): the server has sent the response headers and holds the
 body; the timed part releases it (the server thread writes the first event) and reads until
@@ -33,7 +33,7 @@ import pytest
 
 from msgwire import user
 from msgwire.harness import providers
-from msgwire.harness.scripted import Received, Reply, ScriptedServer, recorded
+from msgwire.testing import Received, Reply, ScriptedServer, recorded
 
 WIRE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "wire"
 ROUNDS = 300

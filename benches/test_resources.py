@@ -93,9 +93,8 @@ def test_mentions_plain_read(benchmark: Any, workspace: Path) -> None:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(HERE.parent / "tests" / "harness"))
-    from resources_support import ENGLISH  # type: ignore[import-not-found]
-    from resources_support import render as draw
+    from tests._support.images import ENGLISH
+    from tests._support.images import render as draw
 
     path = tmp_path_factory.mktemp("ocr") / "page.png"
     path.write_bytes(draw((ENGLISH * 9)[:25], size=22))
@@ -131,7 +130,7 @@ def test_ocr_tesseract_program(benchmark: Any, page: Path) -> None:
 def mcp() -> Iterator[Any]:
     from msgwire.harness.resources.mcp import MCPResources
 
-    server = [sys.executable, str(HERE.parent / "tests" / "harness" / "mcp_resource_server.py")]
+    server = [sys.executable, str(HERE.parent / "tests" / "harness" / "resources" / "mcp_resource_server.py")]
     with MCPResources({"docs": server}) as resources:
         yield resources
 

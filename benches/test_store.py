@@ -14,7 +14,7 @@ Durability is the same for every SQLite entry and stated: WAL with ``synchronous
 connection setup adds the pragma, LangGraph on the connection it is given). A committed append
 survives a crash of the process; PostgreSQL runs with ``fsync=on`` and
 ``synchronous_commit=on`` (every commit flushed). The PostgreSQL server is the tests'
-throwaway cluster (``tests/harness/pgserver.py``).
+throwaway cluster (``tests/_support/postgres.py``).
 
 - ``msgwire``: ``store.append(id, message)`` / ``store.append(id, batch)`` (seq, hash chain,
   canonical bytes, message rows, in one transaction) and ``store.messages(id)`` (every message
@@ -35,7 +35,6 @@ import asyncio
 import itertools
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,8 +77,7 @@ def items(messages: list[Message]) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def pg_server() -> Iterator[Any]:
-    sys.path.insert(0, str(HERE.parent / "tests" / "harness"))
-    from pgserver import bindir, running  # type: ignore[import-not-found]
+    from tests._support.postgres import bindir, running
 
     if bindir() is None:
         pytest.skip("the PostgreSQL server is not installed (make system)")

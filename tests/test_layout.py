@@ -132,3 +132,89 @@ def test_the_core_states_the_dialects_and_its_texts_once() -> None:
     assert len(msgwire.formats.DIALECTS) == len(get_args(msgwire.Dialect))
     assert msgwire.formats.MISSING_RESULT is _core.MISSING_RESULT
     assert msgwire.formats.EMPTY_MESSAGE == "(empty message)" == _core.EMPTY_MESSAGE
+
+
+# --- the harness wing: one home per rule --------------------------------------------------------
+
+
+def _graph(root: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports (``TYPE_CHECKING`` imports count:
+    a cycle through them is a cycle of meaning all the same)."""
+    modules = {
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts): p
+        for p in (PACKAGE / root).rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = {m for m in _imports(path) if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("root", ["harness", "cli", "testing"])
+def test_no_import_cycle(root: str) -> None:
+    assert _cycles(_graph(root)) == []
+
+
+def test_the_conversation_imports_nothing_above_the_audit_trail() -> None:
+    names = _imports(PACKAGE / "harness" / "conversation.py")
+    harness = {m for m in names if m.startswith("msgwire.harness.") and not m.startswith("msgwire.harness.audit")}
+    assert not harness, harness
+
+
+def test_the_audit_rules_live_in_the_audit_trail() -> None:
+    """The header rule, the admission rule and the result decisions are written once, in
+    ``harness/audit.py``: no other module of the harness spells them out."""
+    for path in (PACKAGE / "harness").rglob("*.py"):
+        if path.name == "audit.py":
+            continue
+        text = path.read_text()
+        where = _where(path)
+        assert '"interrupted": "tool_interrupted"' not in text, f"{where} writes the result decisions again"
+        assert 'params.get("new")' not in text, f"{where} reads a mode change's new state itself"
+        assert "use update()" not in text or where == "harness/conversation.py", where
+        assert 'how == "update"' not in text, f"{where} writes the admission rule again"
+
+
+def test_the_test_doubles_are_msgwire_testing_and_the_harness_does_not_use_them() -> None:
+    assert not (PACKAGE / "harness" / "scripted.py").exists()
+    for path in _modules():
+        where = _where(path)
+        if where.startswith("harness/"):
+            bad = [n for n in _imports(path) if n.startswith("msgwire.testing")]
+            assert not bad, f"{where} imports {bad}"
+    for path in (PACKAGE / "testing").rglob("*.py"):
+        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli"))]
+        assert not bad, f"{_where(path)} imports {bad}"

@@ -17,8 +17,9 @@ Terms
 
 - *history*: ``session.messages_for_model()``; ``system_control`` and unknown messages are
   never sent.
-- *real user message*: a ``UserMessage`` whose ``source`` is ``"direct"`` or ``"broadcast"``;
-  a stored ``"synthetic"`` one is sent where it is but never counts as real.
+- *real user message*: a ``UserMessage`` whose ``source`` is ``"direct"`` or ``"broadcast"``
+  (``msgwire.types.REAL_SOURCES``); a stored ``"synthetic"`` one, or system-provided
+  ``"context"`` (an MCP resource, an attached file), is sent where it is but never counts as real.
 - *answers*: a tool result answers the most recent earlier assistant message holding a tool
   call with its ``tool_call_id``.
 - *window*: the last ``window`` messages of the history (all of it for ``window=None``),
@@ -83,6 +84,18 @@ window); *real before*: a real user message precedes the window; *prev count*: t
 | 7 | no             | any             | no          | 2          | no     | yes       | no      | 3         | yes  |
 | 8 | no             | any             | no          | n >= 3     | no     | yes       | no      | n + 1     | yes  |
 
+The pin
+-------
+
+``pin`` says what opens a window that holds no real user message (rows 4 to 8): ``"history"``
+(the default) the most recent real user message before the window, as the table says; a
+``UserMessage``, a swarm's *mission* (its latest broadcast, which may lie far outside the
+window or not be in this history at all): that message, pinned, and the counter reset, as row 4
+does; ``None``: nothing, so that a synthetic message opens it (rows 5 to 8) even when an older
+real message exists (a swarm's direct message no longer holds an agent once it left the
+window). A pinned mission is the one message of ``messages`` that need not come from the
+history (guarantee 4).
+
 The encouragement counter
 -------------------------
 
@@ -104,9 +117,10 @@ session to find such problems.
 
 from __future__ import annotations
 
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 from .types import (
+    REAL_SOURCES,
     AssistantMessage,
     Context,
     EncouragementCounter,
@@ -153,6 +167,7 @@ def build(
     *,
     synthetic_text: str = "Continue.",
     counter: EncouragementCounter | None = None,
+    pin: Literal["history"] | UserMessage | None = "history",
 ) -> Context:
     """What to send for the next model call: the last ``window`` messages for the model, made
     safe to send (see the module documentation for every guarantee and the truth table).
@@ -161,6 +176,7 @@ def build(
     must be at least 1, since an empty window would show the model nothing it just did).
     ``synthetic_text`` is the text of the user message added when the history holds no real
     user message. ``counter`` is the previous turn's ``ctx.counter`` (``None``: a new one).
+    ``pin``: what opens a window without a real user message (see "The pin" in the module docs).
 
     A tool result at the window's edge pulls its call (and so every result of that call) into
     the window instead of being dropped: a result without its call is rejected by both OpenAI
@@ -176,6 +192,8 @@ def build(
         counter = EncouragementCounter()
     elif not isinstance(counter, EncouragementCounter):
         raise TypeError(f"counter must be an EncouragementCounter or None, got {type(counter).__name__}")
+    if pin != "history" and pin is not None and not isinstance(pin, UserMessage):
+        raise TypeError(f"pin must be 'history', a UserMessage or None, got {type(pin).__name__}")
 
     history = session.messages_for_model()
     answered = _answered_calls(history)
@@ -185,13 +203,14 @@ def build(
     opens_with_user = start < len(history) and isinstance(history[start], UserMessage)
     pinned: UserMessage | None = None
     synthetic: UserMessage | None = None
-    if not real_in_window or not opens_with_user:
-        pinned = _latest_real_user(history, start)
+    if not real_in_window:  # rows 4-8: the pin opens the window, else a synthetic message
+        pinned = _latest_real_user(history, start) if pin == "history" else pin
         if pinned is None:
-            if real_in_window:  # row 3: start at the window's first user message
-                start = next(i for i in range(start, len(history)) if isinstance(history[i], UserMessage))
-            else:  # rows 5-8: no real user message at all
-                synthetic = UserMessage(content=[TextBlock(text=synthetic_text)], source="synthetic")
+            synthetic = UserMessage(content=[TextBlock(text=synthetic_text)], source="synthetic")
+    elif not opens_with_user:  # rows 2 and 3
+        pinned = _latest_real_user(history, start)
+        if pinned is None:  # row 3: start at the window's first user message
+            start = next(i for i in range(start, len(history)) if isinstance(history[i], UserMessage))
 
     # Results answering a call before `start` are left out with it (only row 3 has any).
     sent: list[Message] = [history[i] for i in range(start, len(history)) if not _NO_CALL < answered[i] < start]
@@ -207,7 +226,7 @@ def build(
 
 
 def _is_real_user(message: Message) -> TypeGuard[UserMessage]:
-    return isinstance(message, UserMessage) and message.source != "synthetic"
+    return isinstance(message, UserMessage) and message.source in REAL_SOURCES
 
 
 def _answered_calls(history: list[Message]) -> list[int]:

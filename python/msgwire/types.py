@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 import msgspec
 
-from ._ids import new_id, now
+from ._ids import new_id, new_ids, now
 
 __all__ = [
+    "REAL_SOURCES",
     "SCHEMA_VERSION",
     "Approval",
     "AssistantMessage",
@@ -85,6 +86,7 @@ __all__ = [
     "UserSource",
     "assistant",
     "new_id",
+    "new_ids",
     "now",
     "system_control",
     "tool_result",
@@ -103,6 +105,9 @@ RecognitionMode = Literal["vision", "ocr", "auto"]
 UserSource = Literal["direct", "broadcast", "synthetic", "context"]
 """``context``: context the system provides (an MCP resource, a file it attached), not typed by
 anyone; sent as a user turn (see ``docs/formats.md``)."""
+REAL_SOURCES: frozenset[str] = frozenset({"direct", "broadcast"})
+"""The sources of a *real* user message (someone asked something: ``msgwire.context``, the
+swarm's encouragement counter); ``synthetic`` and ``context`` messages are not."""
 
 
 # --- bases ----------------------------------------------------------------------------------

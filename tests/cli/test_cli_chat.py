@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from msgwire.harness import Conversation
-from msgwire.harness.scripted import ScriptedServer, reply, tool_call
+from msgwire.testing import ScriptedServer, reply, tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
-MCP_SERVER = ROOT / "tests" / "harness" / "mcp_resource_server.py"
+MCP_SERVER = ROOT / "tests" / "harness" / "resources" / "mcp_resource_server.py"
 
 
 def _png(width: int = 8, height: int = 8) -> bytes:

@@ -1,5 +1,5 @@
 """Fixtures of the harness tests: ``scripted``, a scripted model server on 127.0.0.1 for one test
-(``msgwire.harness.scripted``), checked for failures of its own when the test ends; a throwaway
+(``msgwire.testing``), checked for failures of its own when the test ends; a throwaway
 PostgreSQL server for the session (``pgserver``); and ``store_url``: a fresh SQLite file or a
 fresh PostgreSQL schema, so that one test runs against both stores."""
 
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pgserver import PostgresServer, bindir, running
 
-from msgwire.harness.scripted import ScriptedServer
+from msgwire.testing import ScriptedServer
+from tests._support.postgres import PostgresServer, bindir, running
 
 
 @pytest.fixture

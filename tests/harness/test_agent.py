@@ -1,7 +1,7 @@
 """The agent loop against the scripted model server on 127.0.0.1 (real HTTP, real providers, real
 tools): two calls at once (one approved and run, one denied), the results sent back, the answer;
 the events in order; a failed stream kept with an ``error`` entry, retried or raised; cancellation
-closing the HTTP response; the swarm's hook (``build_context``, ``run(None)``, idle)."""
+closing the HTTP response; the swarm's hook (the pipeline's ``build``, ``run(None)``, idle)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 import msgspec
 import pytest
-from agent_support import Tools, approve_all, connect, deny_all
 
 import msgwire
 from msgwire import AssistantMessage, TextBlock, TransportError, UsageError
 from msgwire.harness import (
     Agent,
     Approve,
+    ContextPipeline,
     Conversation,
     RunEnd,
     StepEnd,
@@ -26,7 +26,8 @@ from msgwire.harness import (
     ToolStarted,
 )
 from msgwire.harness.events import LoopEvent
-from msgwire.harness.scripted import ScriptedServer, reply, stream_bytes, tool_call
+from msgwire.testing import ScriptedServer, reply, stream_bytes, tool_call
+from tests._support.agents import Tools, approve_all, connect, deny_all
 
 DIALECTS = ("openai", "openai-responses", "anthropic", "gemini", "ollama")
 TWO_CALLS = [
@@ -216,7 +217,7 @@ def test_a_failed_stream_is_sent_again_and_left_out_of_later_contexts(scripted: 
 
 
 def test_on_error_stop_ends_the_run_with_the_partial_message(scripted: ScriptedServer) -> None:
-    scripted.add(msgwire.harness.scripted.error(400, "bad request"))
+    scripted.add(msgwire.testing.error(400, "bad request"))
     with connect("anthropic", scripted) as provider, Agent(provider, on_error="stop", max_tokens=5) as agent:
         events = list(agent.stream("hi"))
     end = events[-1]
@@ -349,7 +350,7 @@ def test_run_without_input_nudges_until_idle(scripted: ScriptedServer) -> None:
     assert agent.counter.count == 3
 
 
-def test_build_context_decides_what_the_model_sees(scripted: ScriptedServer) -> None:
+def test_the_pipelines_builder_decides_what_the_model_sees(scripted: ScriptedServer) -> None:
     scripted.add(reply("Exploring."), reply("Still exploring."))
     broadcast = msgwire.user("Explore the universe!", source="broadcast")
     seen: list[int] = []
@@ -360,7 +361,7 @@ def test_build_context_decides_what_the_model_sees(scripted: ScriptedServer) -> 
         seen.append(len(conversation))
         return msgwire.context.build(session, window=2)
 
-    with connect("openai", scripted) as provider, Agent(provider, build_context=mission) as agent:
+    with connect("openai", scripted) as provider, Agent(provider, context=ContextPipeline(build=mission)) as agent:
         agent.run(None)
         step = agent.step(None)
     assert step.message.text == "Still exploring."
@@ -383,7 +384,7 @@ def test_each_step_writes_its_request_from_the_agents_cache(scripted: ScriptedSe
     ):
         agent.run("Read notes.txt, then delete it.")
         second = scripted.wait(2)[1]
-        history = list(agent.build_context(agent.conversation).messages[:-1])  # the reply came after
+        history = list(agent.context.context(agent.conversation, agent.counter).messages[:-1])  # the reply came after
     # the user message, the calls, their two results: each read once, in the agent's cache
     assert len(history) == 4
     assert len(agent.request_cache) == 4

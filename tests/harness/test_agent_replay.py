@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from agent_support import Tools, connect, deny_all
 
 from msgwire import Request, ThinkingBlock, Tool, ToolResultMessage, formats
 from msgwire.harness import Agent, Conversation, areplay, replay
 from msgwire.harness.replay import NOT_RECORDED
-from msgwire.harness.scripted import ScriptedServer, reply, tool_call
+from msgwire.testing import ScriptedServer, reply, tool_call
+from tests._support.agents import Tools, connect, deny_all
 
 CALLS = [
     tool_call("read_file", {"path": "notes.txt"}, id="toolu_read"),
@@ -81,7 +81,7 @@ def test_a_target_that_calls_otherwise_is_told_there_is_no_recorded_result(scrip
         reply("Welcome!"),
     )
     with connect("ollama", scripted) as target:
-        replayed, report = source.replay(target, tools=tools.registry.specs, max_tokens=300)
+        replayed, report = replay(source, target, tools=tools.registry.specs, max_tokens=300)
     assert len(tools.runs) == 1
     first, second, third = report.turns
     assert first.calls_changed
@@ -119,11 +119,11 @@ def test_execute_tools_needs_the_registry(scripted: ScriptedServer) -> None:
         replay(Conversation(), target, tools=[Tool(name="grep")], execute_tools=True)
 
 
-def test_agent_replay_uses_its_own_provider_and_model(scripted: ScriptedServer) -> None:
+def test_replay_uses_the_model_given(scripted: ScriptedServer) -> None:
     tools = Tools()
     source = _record(scripted, tools)
     scripted.add(reply(CALLS), reply("Same."), reply("Same again."))
-    with connect("openai", scripted) as target, Agent(target, model="gpt-4.1", tools=tools.registry) as agent:
-        _, report = agent.replay(source, tools=tools.registry)
+    with connect("openai", scripted) as target:
+        _, report = replay(source, target, model="gpt-4.1", tools=tools.registry)
     assert report.model == "gpt-4.1"
     assert [r.model for r in scripted.wait(6)[3:]] == ["gpt-4.1"] * 3

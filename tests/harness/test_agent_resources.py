@@ -9,15 +9,14 @@ import contextlib
 import sys
 from pathlib import Path
 
-from agent_support import connect
-from resources_support import render
-
 from msgwire import ImageBlock, MCPResourceBlock, PathSource, TextBlock, UserMessage
-from msgwire.harness import Agent, ProviderVision
+from msgwire.harness import Agent, ContextPipeline, ProviderVision
 from msgwire.harness.resources import FileResolver, ImageRecognizer, MCPResources, TokenBudget
-from msgwire.harness.scripted import ScriptedServer, reply
+from msgwire.testing import ScriptedServer, reply
+from tests._support.agents import connect
+from tests._support.images import render
 
-MCP_SERVER = [sys.executable, str(Path(__file__).with_name("mcp_resource_server.py"))]
+MCP_SERVER = [sys.executable, str(Path(__file__).parent / "resources" / "mcp_resource_server.py")]
 
 
 def test_mentions_images_and_mcp_resources_are_resolved_before_the_request(
@@ -31,7 +30,7 @@ def test_mentions_images_and_mcp_resources_are_resolved_before_the_request(
         connect("openai", scripted, model="gpt-4o") as provider,
         MCPResources({"docs": MCP_SERVER}) as mcp,
         contextlib.closing(ImageRecognizer(vision=ProviderVision(provider, model="gpt-4o"), files=files)) as images,
-        Agent(provider, files=files, images=images, mcp=mcp, max_tokens=300) as agent,
+        Agent(provider, context=ContextPipeline([files, images, mcp]), max_tokens=300) as agent,
     ):
         agent.conversation.add(mcp.context(MCPResourceBlock(server_name="docs", resource_uri="docs://readme")))
         prompt = UserMessage(
@@ -70,7 +69,8 @@ def test_a_token_budget_prunes_resources_from_what_is_sent(scripted: ScriptedSer
     big = MCPResourceBlock(
         server_name="docs", resource_uri="docs://big", content="x" * 4000, status="resolved", mime_type="text/plain"
     )
-    with connect("openai", scripted) as provider, Agent(provider, budget=TokenBudget(200)) as agent:
+    budget = ContextPipeline(budget=TokenBudget(200))
+    with connect("openai", scripted) as provider, Agent(provider, context=budget) as agent:
         agent.conversation.add(UserMessage(content=[big], source="context"))
         agent.run("Summarize.")
     sent = scripted.wait(1)[0].json()["messages"]

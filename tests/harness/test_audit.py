@@ -57,9 +57,12 @@ def test_the_export_has_the_systems_shape_plus_seq_hashes_and_the_header() -> No
         "branch",
         "parent",
         "metadata",
+        "chain",
         "entries",
     ]
-    assert (doc["version"], doc["conversation_id"], doc["mode"], doc["system_prompt"]) == (1, c.id, "act", "A")
+    # the header as the conversation was made: the trail's mode_change says what became of it
+    assert (doc["version"], doc["conversation_id"], doc["mode"], doc["system_prompt"]) == (2, c.id, None, "Be brief.")
+    assert [list(link) for link in doc["chain"]] == [["at", "hash"]]
     assert [list(e) for e in doc["entries"]] == [
         ["id", "seq", "timestamp", "message", "decision", "audit", "hash"]
     ] * len(c)
@@ -76,7 +79,19 @@ def test_the_export_has_the_systems_shape_plus_seq_hashes_and_the_header() -> No
 
 def test_each_hash_is_sha256_of_the_previous_hash_and_msgwires_bytes_of_the_entry() -> None:
     c = _sample()
-    prev = GENESIS
+    header = {  # as it was made: the mode change at the end is rolled back
+        "conversation_id": c.id,
+        "created_at": c.created_at,
+        "system_prompt": "Be brief.",
+        "mode": None,
+        "modes": {"plan": "P", "act": "A"},
+        "branch": "main",
+        "parent": None,
+        "metadata": {"user": "alice"},
+    }
+    link = hashlib.sha256(GENESIS.encode() + b"msgwire-audit-header:" + msgspec.json.encode(header)).hexdigest()
+    assert c.header().chain[0].hash == link
+    prev = link
     for entry in c.entries:
         body = msgspec.json.encode(
             {

@@ -75,7 +75,7 @@ def test_ids_are_unique_and_update_needs_a_known_id_of_the_same_type() -> None:
         c.add(question)
     with pytest.raises(KeyError):
         c.update(msgwire.user("other"), "edited")
-    with pytest.raises(TypeError, match="is a UserMessage"):
+    with pytest.raises(TypeError, match="is of type 'user', not 'assistant'"):
         c.update(msgwire.assistant("x", id=question.id), "edited")
     assert len(c) == 1
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+import msgwire
 from msgwire.harness import Approve
 from msgwire.harness.providers import OpenAI
-from msgwire.harness.scripted import Received, Reply, ScriptedServer, reply, tool_call
 from msgwire.harness.store import SQLStore, open_store
 from msgwire.harness.swarm import SYNTHETIC_TEXT, Swarm
 from msgwire.harness.tools import ToolRegistry
+from msgwire.testing import Received, Reply, ScriptedServer, reply, tool_call
 
 
 @pytest.fixture
@@ -199,3 +200,39 @@ def test_agents_in_threads_wake_on_a_post(store: SQLStore, server: ScriptedServe
     assert swarm.errors == []
     assert _row(swarm, "x") == ("idle", 3)
     assert [_opening(r) for r in server.requests] == ["wake up"] * 2 + [SYNTHETIC_TEXT] * 3
+
+
+def test_context_messages_are_not_real_users_and_do_not_reset_the_counter(
+    store: SQLStore, server: ScriptedServer
+) -> None:
+    """An MCP resource or an attached file enters a conversation as a user message of source
+    ``context``: the model sees it, but nobody asked anything, so it neither holds the agent
+    nor resets its counter (real users are direct or broadcast: msgwire.types.REAL_SOURCES)."""
+    swarm = _swarm(store, server)
+    agent = swarm.add("reader")
+    agent.conversation.add(msgwire.user("README of the project: ...", source="context"))
+    swarm.start_agent("reader")
+    rows = []
+    for _ in range(3):
+        swarm.step("reader")
+        rows.append(_row(swarm, "reader"))
+    assert rows == [("running", 1), ("running", 2), ("idle", 3)]
+    assert [_opening(r) for r in server.requests] == [SYNTHETIC_TEXT] * 3
+    assert all("README of the project" in r.body.decode() for r in server.requests)  # still sent
+
+
+def test_unknown_agents_raise_the_same_key_error(store: SQLStore, server: ScriptedServer) -> None:
+    swarm = _swarm(store, server)
+    swarm.add("known")
+    calls = [
+        lambda: swarm.start_agent("ghost"),
+        lambda: swarm.send("ghost", "hi"),
+        lambda: swarm.broadcast("hi", to=["ghost"]),
+        lambda: swarm.state("ghost"),
+        lambda: swarm.step("ghost"),
+    ]
+    for call in calls:
+        with pytest.raises(KeyError, match="no agent 'ghost' in"):
+            call()
+    with pytest.raises(TypeError, match="text or a UserMessage"):
+        swarm.broadcast(123)  # type: ignore[arg-type]

@@ -31,7 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .. import _core
-from .cases import CASES, GROUPS, Case, Sizes
+from .cases import CASES, GROUPS, Case, Result, Sizes
 from .inputs import UsageError
 from .render import console
 
@@ -50,17 +50,6 @@ MODES = {
     "full": Mode("full", Sizes(text_deltas=1500, thinking_deltas=300, messages=900), 2.0, 5, 3000),
 }
 PEER_DISTRIBUTIONS = ("msgspec", "openai", "anthropic", "httpx-sse", "pydantic-ai-slim", "orjson", "rich")
-
-
-@dataclass
-class Result:
-    group: str
-    entry: str
-    note: str
-    status: str  # "ok", "skipped (not installed: ...)" or "error: ..."
-    median_s: float | None = None
-    rounds: int = 0
-    ratio: float | None = None  # median / msgwire's median in the same group
 
 
 def fixed_rounds(mode: Mode, rounds: int | None) -> Mode:

@@ -29,6 +29,17 @@ Timed = Callable[[], Any]
 Check = Callable[[Any], bool]
 
 
+@dataclass
+class Result:
+    group: str
+    entry: str
+    note: str
+    status: str  # "ok", "skipped (not installed: ...)" or "error: ..."
+    median_s: float | None = None
+    rounds: int = 0
+    ratio: float | None = None  # median / msgwire's median in the same group
+
+
 @dataclass(frozen=True)
 class Sizes:
     """The workload sizes of a mode."""

@@ -255,7 +255,7 @@ class Chat:
 
             self.mcp = MCPResources(self.mcp_servers)
             self.mcp.open()
-            self.agent.mcp = self.mcp
+            self.agent.context.resolvers.append(self.mcp)
         return self.mcp
 
     def mode(self, name: str) -> None:
@@ -360,7 +360,7 @@ def make_provider(args: argparse.Namespace) -> HTTPProvider:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..harness import Agent, Conversation, ProviderVision
+    from ..harness import Agent, ContextPipeline, Conversation, ProviderVision
     from ..harness.resources import FileResolver, ImageRecognizer
     from .workspace import workspace_tools
 
@@ -387,8 +387,7 @@ def run(args: argparse.Namespace) -> int:
             tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask", files=files),
             conversation=conversation,
             max_tokens=args.max_tokens,
-            files=files,
-            images=images,
+            context=ContextPipeline([files, images]),
             max_steps=args.max_steps,
         ) as agent:
             chat = Chat(agent, out, ask, workspace=workspace, mcp_servers=servers)

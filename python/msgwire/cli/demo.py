@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.rule import Rule
 from rich.text import Text
 
 from .. import _core
@@ -45,7 +44,7 @@ from .convert import convert
 from .demo_agent import show_agent
 from .demo_swarm import show_swarm
 from .parse import decode, report, watch
-from .render import console, loss_table, session_renderable
+from .render import console, loss_table, section, session_renderable
 
 STREAMS: tuple[tuple[str, Dialect], ...] = (
     ("openai-parallel-tool-calls.sse", "openai"),
@@ -76,13 +75,8 @@ def examples_dir() -> Path:
     return examples
 
 
-def _section(out: Console, number: int, title: str) -> None:
-    out.print()
-    out.print(Rule(f"[bold]{number}. {title}", align="left", style="blue"))
-
-
 def show_session(out: Console, examples: Path) -> Any:
-    _section(out, 1, "A canonical session (examples/session.json): loaded, validated, shown per message type")
+    section(out, 1, "A canonical session (examples/session.json): loaded, validated, shown per message type")
     session = loads((examples / "session.json").read_bytes())
     validate(session)
     out.print(session_renderable(session))
@@ -95,19 +89,19 @@ def show_session(out: Console, examples: Path) -> Any:
 
 
 def show_contract(out: Console, session: Any) -> None:
-    _section(out, 2, "The same bytes through the Rust core: canonical JSON is the contract")
+    section(out, 2, "The same bytes through the Rust core: canonical JSON is the contract")
     canonical = dumps(session)
     same = _core.normalize_session(canonical) == canonical
     out.print(f"  Python writes {len(canonical):,} bytes; Rust reads and rewrites them identically: {same}")
 
 
 def show_legacy(out: Console, examples: Path) -> None:
-    _section(out, 3, "Legacy database rows (examples/legacy-rows.json) migrate transparently")
+    section(out, 3, "Legacy database rows (examples/legacy-rows.json) migrate transparently")
     out.print(session_renderable(loads((examples / "legacy-rows.json").read_bytes())))
 
 
 def show_streams(out: Console, examples: Path) -> None:
-    _section(out, 4, "Recorded provider streams (examples/streams/), decoded by the Rust core as they arrive")
+    section(out, 4, "Recorded provider streams (examples/streams/), decoded by the Rust core as they arrive")
     for name, dialect in STREAMS:
         data = (examples / "streams" / name).read_bytes()
         lines = data.splitlines(keepends=True)  # network-sized pieces: the decoder takes any split
@@ -121,7 +115,7 @@ def show_streams(out: Console, examples: Path) -> None:
 
 
 def show_conversion(out: Console, examples: Path) -> None:
-    _section(out, 5, "One session, from Anthropic's request format to OpenAI's (msgwire convert)")
+    section(out, 5, "One session, from Anthropic's request format to OpenAI's (msgwire convert)")
     session_json = (examples / "session.json").read_bytes()
     anthropic_body, first, _, _ = convert(session_json, "canonical", "anthropic")
     out.print(f"  msgwire convert examples/session.json --to anthropic: {len(anthropic_body):,} bytes")
@@ -139,7 +133,7 @@ def show_conversion(out: Console, examples: Path) -> None:
 
 
 def show_transcoding(out: Console, examples: Path) -> None:
-    _section(out, 6, "A gateway: the Anthropic stream re-emitted as OpenAI chunks as it arrives (msgwire.transcode)")
+    section(out, 6, "A gateway: the Anthropic stream re-emitted as OpenAI chunks as it arrives (msgwire.transcode)")
     data = (examples / "streams" / "anthropic-thinking.sse").read_bytes()
     pieces = data.splitlines(keepends=True)
     started = time.perf_counter()
@@ -160,7 +154,7 @@ def show_transcoding(out: Console, examples: Path) -> None:
 
 
 def show_speed(out: Console) -> None:
-    _section(out, 7, "Speed beside the installed peers (a quick subset: `msgwire bench` runs them all)")
+    section(out, 7, "Speed beside the installed peers (a quick subset: `msgwire bench` runs them all)")
     quick = MODES["quick"]
     mode = Mode("demo", quick.sizes, 0.15, 3, 100)
     cases = [c for c in CASES if (c.group, c.entry) in SPEED]
@@ -168,7 +162,7 @@ def show_speed(out: Console) -> None:
 
 
 def show_harness(out: Console, examples: Path) -> None:
-    _section(out, 8, "An agent session against the local scripted model (msgwire.harness: no network)")
+    section(out, 8, "An agent session against the local scripted model (msgwire.harness: no network)")
     show_agent(out, examples)
 
 

@@ -6,7 +6,7 @@ by the model's vision when the ``ocr`` extra is missing, an MCP resource when th
 installed), the model asking for two tools at once, one approved and run, one denied by the user,
 both results sent back, the model's answer, then the audit trail as a timeline with its hash
 chain verified, and the same conversation replayed on another provider with the recorded tool
-results. No network: the model is ``msgwire.harness.scripted.ScriptedServer`` on 127.0.0.1.
+results. No network: the model is ``msgwire.testing.ScriptedServer`` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ def show_agent(out: Console, examples: Path) -> None:
 
 
 def _session(out: Console, examples: Path, workspace: Path) -> None:
-    from ..harness import Agent, Deny, ProviderVision, StepStart, replay, tool
+    from ..harness import Agent, ContextPipeline, Deny, ProviderVision, StepStart, replay, tool
     from ..harness.providers import Anthropic, OpenAI
     from ..harness.resources import FileResolver, ImageRecognizer
-    from ..harness.scripted import ScriptedServer, reply, tool_call
+    from ..testing import ScriptedServer, reply, tool_call
     from .chat import show_event
     from .timeline import show
     from .workspace import workspace_tools
@@ -85,8 +85,9 @@ def _session(out: Console, examples: Path, workspace: Path) -> None:
         images = ImageRecognizer(vision=vision, files=files)
         mcp = _mcp(out, examples) if mcp_ready else None
         try:
+            resolvers = [files, images] if mcp is None else [files, images, mcp]
             with Agent(
-                model, tools=registry, approver=user, files=files, images=images, mcp=mcp, max_tokens=400
+                model, tools=registry, approver=user, context=ContextPipeline(resolvers), max_tokens=400
             ) as agent:
                 out.print(f"  model: the scripted server at {server.url}, speaking OpenAI Chat Completions")
                 if mcp is not None:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:  # the harness loads only when the section runs (`msgwire parse` never needs it)
-    from ..harness.scripted import Received, Reply
+    from ..testing import Received, Reply
 
 __all__ = ["show_swarm"]
 
@@ -29,7 +29,7 @@ _LINES = {
 
 
 def _answer(received: Received) -> Reply:
-    from ..harness.scripted import reply
+    from ..testing import reply
 
     prompt = received.json()["messages"][0]["content"]
     for name, line in _LINES.items():
@@ -52,12 +52,12 @@ def _opening(agent: Any) -> str:
 
 def show_swarm(out: Console, number: int) -> None:
     from ..harness.providers import OpenAI
-    from ..harness.scripted import ScriptedServer
     from ..harness.store import SQLiteStore
     from ..harness.swarm import SYNTHETIC_TEXT, Swarm
-    from .demo import _section
+    from ..testing import ScriptedServer
+    from .render import section
 
-    _section(out, number, "A swarm of three agents on SQLite: broadcasts, encouragement, idle, a direct message")
+    section(out, number, "A swarm of three agents on SQLite: broadcasts, encouragement, idle, a direct message")
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer(respond=_answer) as server:
         store = SQLiteStore(Path(tmp) / "swarm.db")
         provider = OpenAI(base_url=server.url, api_key="demo", model="scripted")

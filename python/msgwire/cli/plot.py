@@ -8,12 +8,8 @@ msgwire; entries that did not run are listed in the panel with the reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from .cases import GROUPS
-
-if TYPE_CHECKING:
-    from .bench import Result
+from .cases import GROUPS, Result
 
 MSGWIRE = "#d9480f"
 PEER = "#868e96"

@@ -11,6 +11,7 @@ from typing import Any
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
@@ -202,3 +203,9 @@ def loss_table(report: LossReport, messages: Sequence[Message] | None = None, ti
             where += f" ({messages[loss.message].type})"
         table.add_row(where, "" if loss.block is None else str(loss.block), loss.kind, loss.action, loss.reason)
     return table
+
+
+def section(out: Console, number: int, title: str) -> None:
+    """A numbered section of the demo: a blank line and a rule with its title."""
+    out.print()
+    out.print(Rule(f"[bold]{number}. {title}", align="left", style="blue"))

@@ -3,8 +3,9 @@ approval and concurrent execution, providers and the agent loop, stores, and wha
 context (file references, images, MCP resources).
 
 Re-exported here: ``Conversation`` and its ``Entry``; the tools (``tool``, ``ToolRegistry``,
-``ToolRunner``, approvals); ``Agent`` (``agent.py``), its events (``events.py``) and ``replay``
-(``replay.py``). The providers, resources and stores are imported from their sub-packages
+``ToolRunner``, approvals); ``Agent`` (``agent.py``), its ``ContextPipeline`` (``pipeline.py``),
+its events (``events.py``); ``replay`` / ``areplay`` (``replay.py``, a client of the agent);
+``ProviderVision`` (``vision.py``). The providers, resources and stores are imported from their sub-packages
 (``msgwire.harness.providers`` needs httpx; ``import msgwire.harness`` does not).
 
 Import rules (checked by ``tests/test_layout.py``): the wire layer never imports this package;
@@ -15,9 +16,9 @@ library is imported only in the one module that needs it.
 
 from __future__ import annotations
 
-from .agent import Agent, BuildContext, Prompt, ProviderVision
-from .audit import Entry, Parent, Verification
-from .conversation import DECISIONS, Conversation, EntrySink
+from .agent import AfterStep, Agent, BeforeStep, Emit, Prompt, ToolStep
+from .audit import DECISIONS, Entry, Verification
+from .conversation import Conversation, EntryLedger
 from .events import (
     AgentEvent,
     ApprovalRequested,
@@ -30,7 +31,8 @@ from .events import (
     ToolFinished,
     ToolStarted,
 )
-from .replay import ReplayReport, TurnReplay, areplay, replay
+from .pipeline import BuildContext, ContextPipeline
+from .replay import RecordedResults, ReplayOptions, ReplayReport, TurnReplay, areplay, replay
 from .tools import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -45,9 +47,11 @@ from .tools import (
     ToolRunner,
     tool,
 )
+from .vision import ProviderVision
 
 __all__ = [
     "DECISIONS",
+    "AfterStep",
     "Agent",
     "AgentEvent",
     "ApprovalPolicy",
@@ -56,15 +60,19 @@ __all__ = [
     "Approvals",
     "Approve",
     "Approver",
+    "BeforeStep",
     "BuildContext",
+    "ContextPipeline",
     "Conversation",
     "Deny",
+    "Emit",
     "Entry",
-    "EntrySink",
+    "EntryLedger",
     "LoopEvent",
-    "Parent",
     "Prompt",
     "ProviderVision",
+    "RecordedResults",
+    "ReplayOptions",
     "ReplayReport",
     "RunEnd",
     "StepEnd",
@@ -78,6 +86,7 @@ __all__ = [
     "ToolRegistry",
     "ToolRunner",
     "ToolStarted",
+    "ToolStep",
     "TurnReplay",
     "Verification",
     "areplay",

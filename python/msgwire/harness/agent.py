@@ -11,41 +11,39 @@
 One step (``step()``; ``run()`` repeats it until no tool call is left, the context builder says
 the agent is idle, or ``max_steps`` model calls were made):
 
-1. *resolve*: pending file references, images and MCP resources of the messages not resolved
-   yet (``msgwire.harness.resources.resolve``, when the agent has resolvers); a message that
-   changed is recorded again (``resources_resolved``);
-2. *context*: ``build_context(conversation)``: by default ``msgwire.context.build(
-   conversation.session(), window=context_window)`` with the agent's encouragement counter, the
-   failed turns (assistant messages stopped by ``error`` or ``aborted``) left out; then the token
-   ``budget``, when given, prunes MCP resources from what is sent;
-3. *request*: a ``msgwire.Request``: the context's messages and system prompt, the tools'
+0. ``before_step(agent)``, when given (the swarm delivers mail there);
+1. *context* (``context``, a ``ContextPipeline``): pending file references, images and MCP
+   resources resolved, the ``msgwire.Context`` built, the token budget applied
+   (``msgwire.harness.pipeline``);
+2. *request*: a ``msgwire.Request``: the context's messages and system prompt, the tools'
    declarations, the agent's model and ``settings``;
-4. *stream*: ``provider.stream`` (sync calls) or ``provider.astream`` (async), the events passed
+3. *stream*: ``provider.stream`` (sync calls) or ``provider.astream`` (async), the events passed
    on as they arrive, the message assembled by the wire layer; a failed stream keeps its partial
    message in the conversation with an ``error`` entry, and is sent again (``retries``, for
    failures worth it: the network, a cut stream, a retryable provider error) or raised
    (``on_error="raise"``) or ends the run (``on_error="stop"``);
-5. *record*: the message, decision ``planning`` (no call) or ``tool_call_requested``, its audit
+4. *record*: the message, decision ``planning`` (no call) or ``tool_call_requested``, its audit
    the step, the model call's duration and how many lossy steps its request had;
-6. *approve and run*: ``ToolRunner``: each call decided (``tool_call_approved`` /
-   ``tool_call_denied``: the tool's ``ApprovalPolicy``, or the agent's ``policy`` for every tool;
-   ``"ask"`` goes to the ``approver``, none means denied), approved calls run concurrently, every
-   call gets a result (``tool_executed``, ``tool_failed``, ``permission_denied``, ...).
+5. *tools*: ``tool_step(message, step, emit)``; by default ``run_tools``: each call decided by the
+   ``ToolRunner`` (``tool_call_approved`` / ``tool_call_denied``: the tool's ``ApprovalPolicy``,
+   or the agent's ``policy`` for every tool; ``"ask"`` goes to the ``approver``, none means
+   denied), approved calls run concurrently, every call gets a result (``tool_executed``,
+   ``tool_failed``, ``permission_denied``, ...). Replay passes a step that serves recorded results;
+6. ``after_step(agent, step_end)``, when given.
 
 Sync and async: ``run`` / ``step`` / ``stream`` run the loop on the agent's own event loop in the
 calling thread and call ``provider.stream``; ``arun`` / ``astep`` / ``astream`` run in the
-caller's loop and call ``provider.astream``. Cancelling (``Ctrl-C``, closing the ``stream()``
-generator, cancelling the task) closes the HTTP response at once; the partial message is kept
-(``stop_reason="aborted"``, an ``error`` entry) and running tools get ``interrupted`` results.
+caller's loop and call ``provider.astream``. One run at a time: a second one, from any thread,
+raises ``UsageError`` before it starts; ``close()`` during a run cancels it and waits for its end.
+Cancelling (``Ctrl-C``, closing the ``stream()`` generator, cancelling the task) closes the HTTP
+response at once; the partial message is kept (``stop_reason="aborted"``, an ``error`` entry)
+and running tools get ``interrupted`` results.
 
-The swarm's hook: ``build_context`` decides what the model sees each step, and ``run(None)``
-(``step(None)``, ``arun(None)``) takes a step without new user input: with the default builder
-that is the synthetic "continue" of ``msgwire.context.build`` while no real user message exists,
-counted by ``agent.counter``; ``agent.idle`` turns true on the third in a row, and the run that
-sent it stops after that step (``RunEnd.reason == "idle"``).
-
-Replay: ``replay(conversation, provider, model=...)`` re-runs the recorded model turns against
-another model (see its docstring).
+The swarm's hook: the context pipeline's ``build`` decides what the model sees each step, and
+``run(None)`` (``step(None)``, ``arun(None)``) takes a step without new user input: with the
+default builder that is the synthetic "continue" of ``msgwire.context.build`` while no real user
+message exists, counted by ``agent.counter``; ``agent.idle`` turns true on the third in a row,
+and the run that sent it stops after that step (``RunEnd.reason == "idle"``).
 """
 
 from __future__ import annotations
@@ -54,13 +52,13 @@ import asyncio
 import collections
 import contextlib
 import inspect
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
-from msgwire import context as wire_context
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError, UsageError
 from msgwire.formats import RequestCache
 from msgwire.types import (
@@ -68,10 +66,7 @@ from msgwire.types import (
     ContentBlock,
     Context,
     EncouragementCounter,
-    FileReferenceBlock,
-    ImageBlock,
     LossReport,
-    MCPResourceBlock,
     Message,
     Request,
     TextBlock,
@@ -93,36 +88,36 @@ from .events import (
     ToolFinished,
     ToolStarted,
 )
-from .tools import ApprovalPolicy, ApprovalRequest, Approver, BaseTool, ToolRegistry, ToolRunner
-from .tools.approval import check_policy
+from .pipeline import ContextPipeline
+from .tools import ApprovalPolicy, ApprovalRequest, Approver, BaseTool, ToolRegistry, ToolRunner, check_policy
 
 if TYPE_CHECKING:
     from .providers import Provider
-    from .replay import ReplayReport
-    from .resources import FileResolver, ImageRecognizer, TokenBudget
 
-__all__ = ["Agent", "BuildContext", "Prompt", "ProviderVision", "replay"]
+__all__ = ["AfterStep", "Agent", "BeforeStep", "Emit", "Prompt", "ToolStep"]
 
 Prompt = str | UserMessage | list[ContentBlock]
 """What ``run`` takes as new user input: text, a user message, or its blocks."""
-BuildContext = Callable[[Conversation], Context]
-"""``build_context(conversation) -> msgwire.Context``: what the model sees each step."""
+Emit = Callable[[AgentEvent], None]
+"""Hands an event to whoever reads the run (``stream`` / ``astream``)."""
+ToolStep = Callable[[AssistantMessage, int, Emit | None], Awaitable[list[ToolResultMessage]]]
+"""``tool_step(message, step, emit) -> results``: answers the calls of the model's message, one
+result per call, each recorded in the conversation (``emit`` is ``None`` when nobody listens)."""
+BeforeStep = Callable[["Agent"], Any]
+"""``before_step(agent)``, sync or async: called before each step's context is built."""
+AfterStep = Callable[["Agent", StepEnd], Any]
+"""``after_step(agent, step_end)``, sync or async: called as each step ends."""
 _T = TypeVar("_T")
-_FAILED = ("error", "aborted")
 
 
-class _Resolver(Protocol):
-    def resolve_message(self, message: Message, /) -> Message: ...
-
-
-class _IO:
+class _RunMode:
     """How one run talks to its caller: ``emit`` (``None``: nobody listens, no loop event is
     made), ``sync`` (call ``provider.stream``, not ``astream``), ``pump`` (give the loop a turn
     after each model event, so a ``stream()`` reader sees it at once)."""
 
     __slots__ = ("emit", "pump", "sync")
 
-    def __init__(self, emit: Callable[[AgentEvent], None] | None, *, sync: bool, pump: bool = False) -> None:
+    def __init__(self, emit: Emit | None, *, sync: bool, pump: bool = False) -> None:
         self.emit = emit
         self.sync = sync
         self.pump = pump
@@ -155,7 +150,7 @@ class _Recording:
 
     __slots__ = ("conversation", "emit", "step")
 
-    def __init__(self, conversation: Conversation, emit: Callable[[AgentEvent], None], step: int) -> None:
+    def __init__(self, conversation: Conversation, emit: Emit, step: int) -> None:
         self.conversation = conversation
         self.emit = emit
         self.step = step
@@ -170,35 +165,25 @@ class _Recording:
         return entry
 
 
-def _takes_cache(provider: Provider) -> bool:
-    """Whether ``provider.stream`` takes a ``formats.RequestCache`` (``cache=``)."""
-    try:
-        return "cache" in inspect.signature(provider.stream).parameters
-    except (TypeError, ValueError):  # no signature to read
-        return False
-
-
 class Agent:
     """The loop (see the module docs). Keyword options:
 
     - ``model``: the model of every request (else the provider's default); ``settings``: a
       ``msgwire.Request`` whose settings every request takes (``temperature``, ``reasoning``,
       ``tool_choice``, ``stop``, ``extra``...), ``max_tokens`` a shortcut for its own;
-    - ``tools``: a ``ToolRegistry`` (or tools to make one); ``policy``: an ``ApprovalPolicy`` for
-      every tool instead of each tool's own; ``approver``: asked about ``"ask"`` calls (none:
-      they are denied); ``tool_limit`` / ``tool_timeout`` / ``deps``: the ``ToolRunner``'s;
+    - ``tools``: a ``ToolRegistry`` (or tools to make one), or a ``ToolRunner`` (its registry,
+      with its limit, timeout and ``deps``); ``policy``: an ``ApprovalPolicy`` for every tool
+      instead of each tool's own; ``approver``: asked about ``"ask"`` calls (none: denied);
     - ``conversation``: the ``Conversation`` to continue (a new one with ``system_prompt``
       otherwise);
     - ``max_steps``: model calls per run (25); ``retries``: how many times a failed stream worth
       it is sent again (0); ``on_error``: ``"raise"`` the stream's error after its retries, or
       ``"stop"`` the run with the partial message;
-    - ``context_window`` (50 messages) or ``build_context`` (the swarm's hook);
-    - ``files`` / ``images`` / ``mcp``: resolvers of file references (``@path:10-20`` mentions
-      in prompts are parsed when ``files`` is given), images and MCP resources; ``role``: whose
-      permissions file references are read with (a tool result's: the tool's name); ``budget``:
-      a ``TokenBudget`` for what is sent.
+    - ``context``: a ``ContextPipeline`` (resolvers, window, builder, token budget, role; by
+      default a window of 50 messages and nothing to resolve);
+    - ``tool_step``, ``before_step``, ``after_step``: the seams (see the module docs).
 
-    Close it (``close()``, or ``with``) to stop its event loop and tool threads.
+    Close it (``close()``, or ``with``) to stop its event loop.
     """
 
     def __init__(
@@ -206,7 +191,7 @@ class Agent:
         provider: Provider,
         *,
         model: str | None = None,
-        tools: ToolRegistry | Iterable[BaseTool | Callable[..., Any]] | None = None,
+        tools: ToolRegistry | ToolRunner | Iterable[BaseTool | Callable[..., Any]] | None = None,
         policy: ApprovalPolicy | None = None,
         approver: Approver | None = None,
         conversation: Conversation | None = None,
@@ -214,19 +199,17 @@ class Agent:
         max_steps: int = 25,
         max_tokens: int | None = None,
         settings: Request | None = None,
-        context_window: int | None = 50,
-        build_context: BuildContext | None = None,
-        files: FileResolver | None = None,
-        images: ImageRecognizer | None = None,
-        mcp: _Resolver | None = None,
-        budget: TokenBudget | None = None,
-        role: str = "user",
+        context: ContextPipeline | None = None,
         retries: int = 0,
         on_error: Literal["raise", "stop"] = "raise",
-        tool_limit: int = 16,
-        tool_timeout: float | None = None,
-        deps: Any = None,
+        tool_step: ToolStep | None = None,
+        before_step: BeforeStep | None = None,
+        after_step: AfterStep | None = None,
     ) -> None:
+        if not callable(getattr(provider, "stream", None)) or not isinstance(getattr(provider, "dialect", None), str):
+            raise TypeError(
+                f"an agent needs a provider (msgwire.harness.providers.OpenAI(...), ...), got {type(provider).__name__}"
+            )
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         if retries < 0:
@@ -235,14 +218,18 @@ class Agent:
             raise ValueError(f"on_error is 'raise' or 'stop', got {on_error!r}")
         if conversation is not None and system_prompt is not None:
             raise ValueError("give the system prompt to the conversation, or no conversation")
+        if context is not None and not isinstance(context, ContextPipeline):
+            raise TypeError(f"context is a ContextPipeline, got {type(context).__name__}")
         self.provider = provider
         #: The requests of this conversation (``formats.RequestCache``), kept between steps so
-        #: that each step's body is written from where the history changed (for a provider whose
-        #: ``stream`` takes one: ``HTTPProvider`` and its subclasses).
+        #: that each step's body is written from where the history changed.
         self.request_cache = RequestCache()
-        self._sends = {"cache": self.request_cache} if _takes_cache(provider) else {}
         self.model = model
-        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
+        if isinstance(tools, ToolRunner):
+            self.runner, self._own_runner = tools, False
+        else:
+            registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
+            self.runner, self._own_runner = ToolRunner(registry), True
         self._policy = check_policy(policy) if policy is not None else None
         self.approver = approver
         self.conversation = conversation if conversation is not None else Conversation(system_prompt=system_prompt)
@@ -251,35 +238,37 @@ class Agent:
         if max_tokens is not None:
             template = msgspec.structs.replace(template, max_tokens=max_tokens)
         self.settings = template
-        self.context_window = context_window
-        self.build_context: BuildContext = build_context if build_context is not None else self.default_context
-        self.files = files
-        self.images = images
-        self.mcp = mcp
-        self.budget = budget
-        self.role = role
+        self.context = context if context is not None else ContextPipeline()
         self.retries = retries
         self.on_error = on_error
+        self.tool_step: ToolStep = tool_step if tool_step is not None else self.run_tools
+        self.before_step = before_step
+        self.after_step = after_step
         self.counter = EncouragementCounter()
         """The encouragement counter of the last context built (``msgwire.context``)."""
-        self.context: Context | None = None
+        self.last_context: Context | None = None
         """The last context built."""
         self.steps = 0
         """Model calls made so far (the next step's number)."""
-        self.tool_limit = tool_limit
-        self.tool_timeout = tool_timeout
-        self.deps = deps
-        self._runner: ToolRunner | None = None
-        self._runner_key: tuple[int, int, object] | None = None
         self._resolved: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._state = threading.Lock()  # guards _busy, _task, _closed
         self._busy = False
+        self._idle = threading.Event()
+        self._idle.set()
+        self._task: asyncio.Task[Any] | None = None
+        self._task_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, model={self.model!r}, tools={self.tools.names}, steps={self.steps})"
 
     # --- settings -----------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools the model is told of (the runner's registry)."""
+        return self.runner.registry
 
     @property
     def policy(self) -> ApprovalPolicy | None:
@@ -295,35 +284,25 @@ class Agent:
         """The last context built was the builder's idle one (``agent.counter.idle``)."""
         return self.counter.idle
 
-    def default_context(self, conversation: Conversation) -> Context:
-        """The default ``build_context``: ``msgwire.context.build`` over the conversation
-        (``context_window`` messages, the agent's counter), failed turns left out."""
-        session = conversation.session()
-        messages = session.messages
-        if any(type(m) is AssistantMessage and m.stop_reason in _FAILED for m in messages):
-            session.messages = [m for m in messages if not (type(m) is AssistantMessage and m.stop_reason in _FAILED)]
-        return wire_context.build(session, window=self.context_window, counter=self.counter)
-
     # --- sync calls -----------------------------------------------------------------------------
 
     def run(self, prompt: Prompt | None = None) -> AssistantMessage:
         """Add ``prompt`` (``None``: no new input) and step until the model answers without a
         tool call, the agent is idle, or ``max_steps``: the last model message."""
-        return self._sync("run", self._run(prompt, _IO(None, sync=True)))
+        return self._sync("run", lambda: self._run(prompt, _RunMode(None, sync=True)))
 
     def step(self, prompt: Prompt | None = None) -> StepEnd:
         """One step: add ``prompt`` (if any), one model call, its tools run."""
-        return self._sync("step", self._one(prompt, _IO(None, sync=True)))
+        return self._sync("step", lambda: self._one(prompt, _RunMode(None, sync=True)))
 
     def stream(self, prompt: Prompt | None = None) -> Iterator[AgentEvent]:
         """``run``, yielding the model's events and the loop's as they happen
         (``msgwire.harness.events``). Closing the generator cancels the run."""
-        loop = self._event_loop()
         self._not_in_a_loop("stream")
+        loop = self._claim(self._event_loop)
         queue = _Pending()
-        task = loop.create_task(self._run(prompt, _IO(queue.emit, sync=True, pump=True)))
-        task.add_done_callback(lambda _: queue.wake())
         try:
+            task = self._start(loop, self._run(prompt, _RunMode(queue.emit, sync=True, pump=True)), queue)
             while True:
                 while queue.events:
                     yield queue.events.popleft()
@@ -332,28 +311,32 @@ class Agent:
                 loop.run_until_complete(queue.wait(loop))
             task.result()
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    loop.run_until_complete(task)
+            self._finish_sync(loop)
 
     # --- async calls ----------------------------------------------------------------------------
 
     async def arun(self, prompt: Prompt | None = None) -> AssistantMessage:
         """``run`` for asyncio (``provider.astream``)."""
-        return await self._run(prompt, _IO(None, sync=False))
+        loop = self._claim(asyncio.get_running_loop)
+        try:
+            return await self._start(loop, self._run(prompt, _RunMode(None, sync=False)))
+        finally:
+            self._release()
 
     async def astep(self, prompt: Prompt | None = None) -> StepEnd:
         """``step`` for asyncio."""
-        return await self._one(prompt, _IO(None, sync=False))
+        loop = self._claim(asyncio.get_running_loop)
+        try:
+            return await self._start(loop, self._one(prompt, _RunMode(None, sync=False)))
+        finally:
+            self._release()
 
     async def astream(self, prompt: Prompt | None = None) -> AsyncIterator[AgentEvent]:
         """``stream`` for asyncio; cancelling the reading task (or ``aclose()``) cancels the run."""
-        loop = asyncio.get_running_loop()
+        loop = self._claim(asyncio.get_running_loop)
         queue = _Pending()
-        task = loop.create_task(self._run(prompt, _IO(queue.emit, sync=False)))
-        task.add_done_callback(lambda _: queue.wake())
         try:
+            task = self._start(loop, self._run(prompt, _RunMode(queue.emit, sync=False)), queue)
             while True:
                 while queue.events:
                     yield queue.events.popleft()
@@ -362,19 +345,28 @@ class Agent:
                 await queue.wait(loop)
             task.result()
         finally:
-            if not task.done():
-                task.cancel()
+            if self._task is not None and not self._task.done():
+                self._task.cancel()
                 with contextlib.suppress(BaseException):
-                    await task
+                    await self._task
+            self._release()
 
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the agent's event loop and its tool threads (the provider and the resolvers are
-        yours to close)."""
-        self._closed = True
-        if self._runner is not None:
-            self._runner.close()
+        """Stop the agent: a run in progress (in another thread, or another task) is cancelled
+        and waited for; then its event loop and its tool runner (one it made) are closed. The
+        provider and the resolvers are yours to close."""
+        with self._state:
+            self._closed = True
+            task, task_loop = self._task, self._task_loop
+        if task is not None and task_loop is not None and not task.done():
+            if _running_loop() is task_loop:
+                raise UsageError("close() was called from inside the agent's own run: let the run end first")
+            task_loop.call_soon_threadsafe(task.cancel)
+            self._idle.wait()
+        if self._own_runner:
+            self.runner.close()
         loop, self._loop = self._loop, None
         if loop is not None and not loop.is_closed():
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -392,73 +384,101 @@ class Agent:
     async def __aexit__(self, *exc_info: object) -> None:
         self.close()
 
-    # --- the loop ------------------------------------------------------------------------------
+    # --- one run at a time -----------------------------------------------------------------------
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
-        if self._closed:
-            raise UsageError("this agent is closed")
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         return self._loop
 
     @staticmethod
     def _not_in_a_loop(name: str) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        raise UsageError(f"Agent.{name}() is for synchronous code: inside an event loop use Agent.a{name}()")
+        if _running_loop() is not None:
+            raise UsageError(f"Agent.{name}() is for synchronous code: inside an event loop use Agent.a{name}()")
 
-    def _sync(self, name: str, work: Coroutine[Any, Any, _T]) -> _T:
+    def _claim(self, loop_of: Callable[[], asyncio.AbstractEventLoop]) -> asyncio.AbstractEventLoop:
+        """Take the agent for one run (``UsageError`` when closed or already running), before
+        anything touches an event loop; the loop the run will use."""
+        with self._state:
+            if self._closed:
+                raise UsageError("this agent is closed")
+            if self._busy:
+                raise UsageError("this agent is already running: one run (or step) at a time")
+            self._busy = True
+            self._idle.clear()
         try:
-            self._not_in_a_loop(name)
-            loop = self._event_loop()
-        except UsageError:
-            work.close()
+            return loop_of()
+        except BaseException:
+            self._release()
             raise
-        return loop.run_until_complete(work)
 
-    def _claim(self) -> None:
-        if self._busy:
-            raise UsageError("this agent is already running: one run (or step) at a time")
-        self._busy = True
+    def _start(
+        self, loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, _T], queue: _Pending | None = None
+    ) -> asyncio.Task[_T]:
+        task = loop.create_task(work)
+        if queue is not None:
+            task.add_done_callback(lambda _: queue.wake())
+        with self._state:
+            self._task, self._task_loop = task, loop
+            closed = self._closed
+        if closed:  # closed between the claim and now
+            task.cancel()
+        return task
 
-    async def _run(self, prompt: Prompt | None, io: _IO) -> AssistantMessage:
-        self._claim()
-        try:
-            if prompt is not None:
-                self._add_prompt(prompt)
-            usage = Usage()
-            reason: StopReason = "max_steps"
-            taken = 0
-            while taken < self.max_steps:
-                taken += 1
-                step = await self._step(io)
-                if step.message.usage is not None:
-                    usage += step.message.usage
-                if step.error is not None:
-                    reason = "error"
-                    break
-                if step.idle:
-                    reason = "idle"
-                    break
-                if step.done:
-                    reason = "end_turn"
-                    break
-            if io.emit is not None:
-                io.emit(RunEnd(message=step.message, steps=taken, reason=reason, usage=usage))
-            return step.message
-        finally:
+    def _release(self) -> None:
+        with self._state:
             self._busy = False
+            self._task = self._task_loop = None
+        self._idle.set()
 
-    async def _one(self, prompt: Prompt | None, io: _IO) -> StepEnd:
-        self._claim()
+    def _sync(self, name: str, work: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+        self._not_in_a_loop(name)
+        loop = self._claim(self._event_loop)
         try:
-            if prompt is not None:
-                self._add_prompt(prompt)
-            return await self._step(io)
+            return loop.run_until_complete(self._start(loop, work()))
         finally:
-            self._busy = False
+            self._finish_sync(loop)
+
+    def _finish_sync(self, loop: asyncio.AbstractEventLoop) -> None:
+        """After a sync run: a task still going (the ``stream()`` reader left) is cancelled and
+        run to its end on the agent's loop; then the agent is free again."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        self._release()
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def _run(self, prompt: Prompt | None, mode: _RunMode) -> AssistantMessage:
+        if prompt is not None:
+            self._add_prompt(prompt)
+        usage = Usage()
+        reason: StopReason = "max_steps"
+        taken = 0
+        while taken < self.max_steps:
+            taken += 1
+            step = await self._step(mode)
+            if step.message.usage is not None:
+                usage += step.message.usage
+            if step.error is not None:
+                reason = "error"
+                break
+            if step.idle:
+                reason = "idle"
+                break
+            if step.done:
+                reason = "end_turn"
+                break
+        if mode.emit is not None:
+            mode.emit(RunEnd(message=step.message, steps=taken, reason=reason, usage=usage))
+        return step.message
+
+    async def _one(self, prompt: Prompt | None, mode: _RunMode) -> StepEnd:
+        if prompt is not None:
+            self._add_prompt(prompt)
+        return await self._step(mode)
 
     def _add_prompt(self, prompt: Prompt) -> None:
         if isinstance(prompt, UserMessage):
@@ -469,33 +489,28 @@ class Agent:
             message = UserMessage(content=list(prompt))
         else:
             raise TypeError(f"a prompt is text, a UserMessage or a list of blocks, got {type(prompt).__name__}")
-        if self.files is not None:
-            from .resources import parse_mentions  # the resources package is imported by who uses it
+        self.conversation.add(self.context.read_prompt(message))
 
-            message = parse_mentions(message, exists=self.files.exists)
-        self.conversation.add(message)
-
-    async def _step(self, io: _IO) -> StepEnd:
+    async def _step(self, mode: _RunMode) -> StepEnd:
+        if self.before_step is not None:
+            await _call(self.before_step, self)
         number = self.steps
         self.steps += 1
-        if self.files is not None or self.images is not None or self.mcp is not None:
-            if io.sync:
-                self._resolve_new()
+        pipeline = self.context
+        if pipeline.resolvers:
+            if mode.sync:
+                pipeline.resolve(self.conversation, self._resolved)
             else:
-                await asyncio.to_thread(self._resolve_new)
-        context = self.build_context(self.conversation)
-        self.context, self.counter = context, context.counter
-        messages = context.messages
-        pruned: list[Any] = []
-        if self.budget is not None:
-            kept = self.budget.prune(messages)
-            messages, pruned = kept.messages, kept.removed
+                await asyncio.to_thread(pipeline.resolve, self.conversation, self._resolved)
+        context = pipeline.context(self.conversation, self.counter)
+        self.last_context, self.counter = context, context.counter
+        messages, pruned = pipeline.prune(context.messages)
         request = self._request(context, messages)
         synthetic = context.synthetic is not None
-        emit = io.emit
+        emit = mode.emit
         if emit is not None:
             emit(StepStart(step=number, messages=len(messages), synthetic=synthetic))
-        message, failure, audit = await self._call(request, number, io)
+        message, failure, audit = await self._call(request, number, mode)
         if pruned:
             audit["pruned"] = [msgspec.to_builtins(record) for record in pruned]
         if failure is not None:
@@ -504,15 +519,21 @@ class Agent:
                 emit(step)
             if self.on_error == "raise":
                 raise failure
+            await self._after(step)
             return step
         self.conversation.add(message, None, audit)
         results: list[ToolResultMessage] = []
         if message.tool_calls:
-            results = await self._run_tools(message, number, io)
+            results = await self.tool_step(message, number, emit)
         step = StepEnd(step=number, message=message, results=results, synthetic=synthetic, idle=context.idle)
         if emit is not None:
             emit(step)
+        await self._after(step)
         return step
+
+    async def _after(self, step: StepEnd) -> None:
+        if self.after_step is not None:
+            await _call(self.after_step, self, step)
 
     def _request(self, context: Context, messages: list[Message]) -> Request:
         template = self.settings
@@ -527,7 +548,7 @@ class Agent:
     # --- the model call ----------------------------------------------------------------------
 
     async def _call(
-        self, request: Request, number: int, io: _IO
+        self, request: Request, number: int, mode: _RunMode
     ) -> tuple[AssistantMessage, StreamError | None, dict[str, Any]]:
         """The model's message (the partial one of the last attempt when it failed), the
         failure, and the audit of the message's entry."""
@@ -535,7 +556,7 @@ class Agent:
         while True:
             attempt += 1
             started = time.perf_counter()
-            message, failure, report = await self._attempt(request, io)
+            message, failure, report = await self._attempt(request, mode)
             audit: dict[str, Any] = {"step": number, "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
             if attempt > 1:
                 audit["attempt"] = attempt
@@ -548,8 +569,8 @@ class Agent:
             if isinstance(failure, ProviderError) and failure.status is not None:
                 audit["status"] = failure.status
             self.conversation.add(message, "error", audit)
-            if io.emit is not None:
-                io.emit(
+            if mode.emit is not None:
+                mode.emit(
                     StreamFailed(
                         step=number,
                         error=str(failure),
@@ -562,22 +583,24 @@ class Agent:
             if not retrying:
                 return message, failure, audit
 
-    async def _attempt(self, request: Request, io: _IO) -> tuple[AssistantMessage, StreamError | None, LossReport]:
-        emit = io.emit
+    async def _attempt(
+        self, request: Request, mode: _RunMode
+    ) -> tuple[AssistantMessage, StreamError | None, LossReport]:
+        emit = mode.emit
         stream: Any = None
         try:
-            if io.sync:
-                stream = self.provider.stream(request, **self._sends)
+            if mode.sync:
+                stream = self.provider.stream(request, cache=self.request_cache)
                 if emit is None:
                     for _ in stream:
                         pass
                 else:
                     for event in stream:
                         emit(event)
-                        if io.pump:
+                        if mode.pump:
                             await asyncio.sleep(0)
             else:
-                stream = await self.provider.astream(request, **self._sends)
+                stream = await self.provider.astream(request, cache=self.request_cache)
                 async for event in stream:
                     if emit is not None:
                         emit(event)
@@ -595,7 +618,7 @@ class Agent:
             raise
         finally:
             if stream is not None:
-                if io.sync:
+                if mode.sync:
                     stream.close()
                 else:
                     await stream.aclose()
@@ -604,66 +627,41 @@ class Agent:
         """The partial message of a call that failed before any reply."""
         return AssistantMessage(stop_reason="error", model=request.model, provider=self.provider.dialect)
 
-    # --- tools -----------------------------------------------------------------------------
+    # --- tools ---------------------------------------------------------------------------------
 
-    def _tool_runner(self) -> ToolRunner:
-        policy = self._policy
-        key = (id(self.tools), len(self.tools), policy)
-        if self._runner is None or self._runner_key != key:
-            if self._runner is not None:
-                self._runner.close()
-            registry = self.tools
-            if policy is not None:
-                registry = ToolRegistry(t.with_options(policy=policy) for t in self.tools)
-            self._runner = ToolRunner(registry, limit=self.tool_limit, timeout=self.tool_timeout, deps=self.deps)
-            self._runner_key = key
-        return self._runner
-
-    async def _run_tools(self, message: AssistantMessage, number: int, io: _IO) -> list[ToolResultMessage]:
-        runner = self._tool_runner()
-        emit = io.emit
+    async def run_tools(self, message: AssistantMessage, step: int, emit: Emit | None) -> list[ToolResultMessage]:
+        """The default ``tool_step``: the ``ToolRunner`` decides every call (the agent's
+        ``policy`` over each tool's own, ``approver`` for ``"ask"``) and runs those approved;
+        decisions and results are recorded in the conversation and emitted as events."""
+        runner, policy = self.runner, self._policy
         if emit is None:
-            approvals = await runner.approve(message, conversation=self.conversation, approver=self.approver)
+            approvals = await runner.approve(
+                message, conversation=self.conversation, approver=self.approver, policy=policy
+            )
             return await runner.execute(approvals, conversation=self.conversation)
         approver = self.approver
         if approver is not None:
-            approver = _announcing(approver, emit, number)
-        recorder = _Recording(self.conversation, emit, number)
-        approvals = await runner.approve(message, conversation=recorder, approver=approver)
+            approver = _announcing(approver, emit, step)
+        recorder = _Recording(self.conversation, emit, step)
+        approvals = await runner.approve(message, conversation=recorder, approver=approver, policy=policy)
         for record in approvals.records:
-            emit(ToolDecided(step=number, record=record))
+            emit(ToolDecided(step=step, record=record))
         return await runner.execute(
-            approvals, conversation=recorder, on_start=lambda call: emit(ToolStarted(step=number, call=call))
+            approvals, conversation=recorder, on_start=lambda call: emit(ToolStarted(step=step, call=call))
         )
 
-    # --- resources -----------------------------------------------------------------------------
 
-    def _resolve_new(self) -> None:
-        """Resolve the pending blocks of the messages not looked at yet; record those that changed."""
-        from .resources import resolve
-
-        for message in self.conversation.messages():
-            if not isinstance(message, (UserMessage, ToolResultMessage)) or message.id in self._resolved:
-                continue
-            self._resolved.add(message.id)
-            if not any(type(b) in _RESOLVABLE for b in message.content):
-                continue
-            role = self.role if isinstance(message, UserMessage) else message.tool_name or "agent"
-            (new,) = resolve([message], files=self.files, images=self.images, mcp=self.mcp, role=role)
-            if new is not message:
-                self.conversation.update(new, "resources_resolved", {"blocks": _resolution(new)})
-
-    # --- replay --------------------------------------------------------------------------------
-
-    def replay(self, conversation: Conversation, **options: Any) -> tuple[Conversation, ReplayReport]:
-        """``replay(conversation, self.provider, model=self.model, ...)``."""
-        from .replay import replay as replay_conversation
-
-        options.setdefault("model", self.model)
-        return replay_conversation(conversation, self.provider, **options)
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
-_RESOLVABLE = (FileReferenceBlock, ImageBlock, MCPResourceBlock)
+async def _call(hook: Callable[..., Any], *args: Any) -> None:
+    result = hook(*args)
+    if inspect.isawaitable(result):
+        await result
 
 
 def _report(stream: Any) -> LossReport:
@@ -679,7 +677,7 @@ def _worth_retrying(failure: StreamError) -> bool:
     return isinstance(failure, (TransportError, TruncatedStreamError))
 
 
-def _announcing(approver: Approver, emit: Callable[[AgentEvent], None], number: int) -> Approver:
+def _announcing(approver: Approver, emit: Emit, number: int) -> Approver:
     """``approver``, telling the caller what it is about to be asked first."""
 
     def announce(requests: list[ApprovalRequest]) -> Any:
@@ -688,50 +686,3 @@ def _announcing(approver: Approver, emit: Callable[[AgentEvent], None], number: 
 
     announce.__qualname__ = getattr(approver, "__qualname__", type(approver).__name__)
     return announce
-
-
-def _resolution(message: Message) -> list[dict[str, Any]]:
-    """The audit of a resolution: each resolvable block's kind, what it names, status and error."""
-    out = []
-    for block in getattr(message, "content", ()):
-        if type(block) is FileReferenceBlock:
-            out.append({"type": "file_reference", "path": block.path, "status": block.status, "error": block.error})
-        elif type(block) is ImageBlock:
-            out.append({"type": "image", "mode_used": block.mode_used, "status": block.status, "error": block.error})
-        elif type(block) is MCPResourceBlock:
-            out.append(
-                {"type": "mcp_resource", "uri": block.resource_uri, "status": block.status, "error": block.error}
-            )
-    return out
-
-
-class ProviderVision:
-    """A provider as the ``VisionModel`` image recognition asks
-    (``ImageRecognizer(vision=ProviderVision(provider, model=...))``): it sees images when the
-    capability table says the model does (``vision=True`` to say so for a model it does not
-    know), and ``analyze`` is one non-streamed call."""
-
-    def __init__(
-        self, provider: Provider, *, model: str | None = None, max_tokens: int = 1024, vision: bool | None = None
-    ) -> None:
-        self.provider = provider
-        self.model = model
-        self.max_tokens = max_tokens
-        self.vision = vision
-
-    @property
-    def sees_images(self) -> bool:
-        if self.vision is not None:
-            return self.vision
-        return self.provider.capabilities(self.model).vision is True
-
-    def analyze(self, message: UserMessage) -> AssistantMessage:
-        return self.provider.complete(Request(messages=[message], model=self.model, max_tokens=self.max_tokens))
-
-
-def replay(conversation: Conversation, provider: Provider, **options: Any) -> tuple[Conversation, ReplayReport]:
-    """Re-run the recorded model turns of ``conversation`` against ``provider`` (see
-    ``msgwire.harness.replay.replay``): the new conversation and the ``ReplayReport``."""
-    from .replay import replay as replay_conversation
-
-    return replay_conversation(conversation, provider, **options)

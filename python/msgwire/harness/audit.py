@@ -7,13 +7,33 @@ Each ``Entry`` is sealed when it is appended: its *canonical bytes* are the comp
 (``GENESIS`` for the first). Changing, removing or reordering an entry breaks the chain at that
 entry, and ``verify`` names it.
 
+The header is chained too, where it begins: a new conversation's header (its id, creation time,
+system prompt, mode, modes, branch, parent and metadata as they were when it was made) is hashed
+into the chain before its first entry, ``link = sha256(GENESIS + header bytes)``, and the first
+entry chains to that link; a fork keeps its parent's entries and hashes and links its own header
+after them, ``sha256(last kept hash + header bytes)``. The export lists these links (``chain``:
+``{"at": entries before it, "hash"}``, a fork's ancestors first) and the header as it was made
+(its mode, branch and system prompt before any entry changed them: loading replays the
+changes); ``verify`` recomputes the conversation's own link from that header, so a rewritten
+system prompt, mode table, metadata, id, creation time or parent is named (``problem="header"``).
+A trail exported before headers were chained (``version`` 1, no ``chain``, the header's mode and
+prompt as they were at the export) still reads and verifies entry by entry;
+``Verification.header`` then says ``"unchained"``.
+
+The rules the trail follows are written here once, for memory and every store alike:
+``default_decision`` (the decision of a message added without one; ``RESULT_DECISIONS`` for tool
+results), ``admission`` (``add`` / ``update`` / ``record`` of a message id, new or known),
+``apply_change`` (how a ``mode_change`` or ``branch_switch`` entry changes the header: the system
+prompt its audit recorded, else the mode table's) and ``state_before`` (the same, backwards).
+
 The chain holds no secret: whoever can rewrite the whole tail can recompute its hashes. Keep the
 last hash (``Conversation.head``) somewhere else (a store, a log, a signed receipt) and pass it
 to ``verify(head=...)`` to detect that too, including entries cut off the end.
 
-Export: ``{"version": 1, "conversation_id", "created_at", "system_prompt", "mode", "modes",
-"branch", "parent", "metadata", "entries": [{"id", "seq", "timestamp", "message", "decision",
-"audit", "hash"}, ...]}``; JSON Lines is the same header on the first line and one entry per
+Export: ``{"version": 2, "conversation_id", "created_at", "system_prompt", "mode", "modes",
+"branch", "parent", "metadata", "chain", "entries": [{"id", "seq", "timestamp", "message",
+"decision", "audit", "hash"}, ...]}`` (the header as it was made: the entries' mode changes and
+branch switches say what became of it); JSON Lines is the same header on the first line and one entry per
 line after it, for append-only logs (an unknown message kept byte for byte whose whitespace
 holds line breaks spans several lines; ``load_document`` reads it back). Both are written by
 msgwire's codec (``msgwire.dumps``: one cached msgspec encoder; ``encode_lines`` through an
@@ -22,40 +42,90 @@ encoder with the same hook), so the bytes hashed are the bytes written.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 
-from msgwire import Message, UnknownBlock, UnknownMessage, dumps, loads
+from msgwire import (
+    AssistantMessage,
+    Message,
+    SystemControlMessage,
+    ToolResultMessage,
+    UnknownBlock,
+    UnknownMessage,
+    UserMessage,
+    dumps,
+    loads,
+)
 from msgwire.errors import DecodeError, from_msgspec
 
 __all__ = [
     "AUDIT_VERSION",
+    "DECISIONS",
     "GENESIS",
+    "RESULT_DECISIONS",
     "AuditDocument",
     "AuditHeader",
     "Committed",
     "Draft",
     "Entry",
+    "HeaderState",
+    "Link",
+    "Origin",
     "Parent",
     "Sealed",
     "Verification",
+    "admission",
+    "apply_change",
+    "chain_head",
     "decode_entries",
+    "default_decision",
     "dump_document",
     "dump_lines",
     "entry_bytes",
+    "fork_header",
+    "header_link",
     "load_document",
+    "made_header",
+    "message_key",
     "seal",
     "seal_draft",
+    "state_before",
     "verify",
 ]
 
-AUDIT_VERSION = 1
+AUDIT_VERSION = 2
+"""The version of the export this msgwire writes (1: before headers were chained; both read)."""
 GENESIS = "0" * 64
-"""The ``prev_hash`` of a trail's first entry."""
+"""What a new conversation's header is chained to (and, in a trail of version 1, its first entry)."""
+
+DECISIONS = (
+    "user_input",
+    "planning",
+    "tool_call_requested",
+    "tool_call_approved",
+    "tool_call_denied",
+    "tool_executed",
+    "tool_failed",
+    "permission_denied",
+    "tool_interrupted",
+    "mode_change",
+    "branch_switch",
+    "error",
+)
+"""The well-known values of ``Entry.decision`` (any other string is allowed)."""
+
+RESULT_DECISIONS = {
+    "success": "tool_executed",
+    "error": "tool_failed",
+    "denied": "permission_denied",
+    "interrupted": "tool_interrupted",
+}
+"""The decision of a tool result's entry, by its status."""
 
 
 class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -138,9 +208,30 @@ class Parent(msgspec.Struct, frozen=True, kw_only=True):
     hash: str | None = None
 
 
+class Link(msgspec.Struct, frozen=True, kw_only=True):
+    """A header chained into the trail: before entry ``at`` (the entries before it are its
+    parent's), the chain goes on from ``hash``, ``sha256(previous hash + header bytes)``."""
+
+    at: int
+    hash: str
+
+
+class Origin(msgspec.Struct, frozen=True, kw_only=True):
+    """What a conversation's entries may change of its header (mode, system prompt, branch), as
+    it was when the conversation was made: part of what its header link hashes."""
+
+    mode: str | None = None
+    system_prompt: str | None = None
+    branch: str = "main"
+
+
 class AuditHeader(msgspec.Struct, kw_only=True):
-    """The conversation's header, as exported (the first line of JSON Lines). A document
-    without ``conversation_id`` or ``created_at`` gets them on load (``load_document``)."""
+    """The conversation's header: ``chain`` the header links (empty in a trail written before
+    headers were chained). ``Conversation.header()`` gives ``mode``, ``branch`` and
+    ``system_prompt`` as they are now; an export (the first line of JSON Lines) as they were
+    when the conversation was made (``made_header``), and its entries' changes say what
+    became of them (in a version 1 export: as they were at the export). A document without
+    ``conversation_id`` or ``created_at`` gets them on load (``load_document``)."""
 
     version: int = AUDIT_VERSION
     conversation_id: str = ""
@@ -151,12 +242,26 @@ class AuditHeader(msgspec.Struct, kw_only=True):
     branch: str = "main"
     parent: Parent | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    chain: list[Link] = msgspec.field(default_factory=list)
 
 
 class AuditDocument(AuditHeader, kw_only=True):
     """The whole export: the header, then every entry in seq order."""
 
-    entries: list[Entry] = msgspec.field(default_factory=list)
+    entries: list[Entry] | msgspec.UnsetType = msgspec.UNSET
+
+
+class _HeaderBody(msgspec.Struct, frozen=True, kw_only=True):
+    """What a header link hashes: the header as it was when the conversation was made."""
+
+    conversation_id: str
+    created_at: dt.datetime | None
+    system_prompt: str | None
+    mode: str | None
+    modes: dict[str, str]
+    branch: str
+    parent: Parent | None
+    metadata: dict[str, Any]
 
 
 class _RawEntry(msgspec.Struct, kw_only=True, gc=False):
@@ -170,7 +275,7 @@ class _RawEntry(msgspec.Struct, kw_only=True, gc=False):
 
 
 class _RawDocument(AuditHeader, kw_only=True):
-    entries: list[_RawEntry] = msgspec.field(default_factory=list)
+    entries: list[_RawEntry] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):
@@ -183,16 +288,22 @@ class Verification(msgspec.Struct, frozen=True, kw_only=True):
     - ``removed``: entries are missing at ``seq`` (``entry_id`` is the entry found in their
       place, ``None`` when they were cut off the end, which only ``head`` reveals);
     - ``reordered``: the entry ``entry_id`` stands at position ``seq`` but carries another seq
-      (moved, or copied).
+      (moved, or copied);
+    - ``header``: the header does not match its link in the chain (``seq`` is where the link
+      stands: its system prompt, modes, metadata, id, creation time or parent was rewritten).
+
+    ``header`` says whether the header was checked: ``"chained"``, or ``"unchained"`` for a
+    trail written before headers were chained (its entries are checked all the same).
     """
 
     ok: bool
-    problem: Literal["changed", "removed", "reordered"] | None = None
+    problem: Literal["changed", "removed", "reordered", "header"] | None = None
     seq: int | None = None
     entry_id: str | None = None
     detail: str = ""
     checked: int = 0
     """How many entries were checked and found consistent before the problem (all, when ok)."""
+    header: Literal["chained", "unchained"] = "chained"
 
     def __bool__(self) -> bool:
         return self.ok
@@ -236,6 +347,172 @@ def entry_bytes(entry: Entry) -> bytes:
 
 def _chain(prev: str, body: bytes) -> str:
     return hashlib.sha256(prev.encode("ascii") + body).hexdigest()
+
+
+class HeaderState(Protocol):
+    """What a mode change or branch switch changes: an ``AuditHeader``, or a store's row of it."""
+
+    mode: str | None
+    system_prompt: str | None
+    branch: str
+    modes: dict[str, str]
+
+
+# --- the trail's rules ----------------------------------------------------------------------
+
+
+def default_decision(message: Message) -> str:
+    """The decision of a message added without one, from the kind of message."""
+    if isinstance(message, UserMessage):
+        return "user_input"
+    if isinstance(message, AssistantMessage):
+        return "tool_call_requested" if message.tool_calls else "planning"
+    if isinstance(message, ToolResultMessage):
+        return RESULT_DECISIONS.get(message.status, "tool_failed")
+    if isinstance(message, SystemControlMessage):
+        return message.control
+    return "unknown"
+
+
+def message_key(message: Message) -> str | None:
+    """The id a message is known by; an unknown message's own ``id`` field when it has one."""
+    if isinstance(message, UnknownMessage):
+        data = message.data()
+        value = data.get("id") if isinstance(data, dict) else None
+        return value if isinstance(value, str) and value else None
+    return message.id or None
+
+
+def admission(
+    how: Literal["new", "update", "either"], key: str, kind: str, known: str | None, conversation_id: str
+) -> Literal["append", "duplicate"]:
+    """Whether a message may join a conversation: ``kind`` is its type tag, ``known`` the type
+    tag of the message stored under the same id (``None``: none). ``"new"`` of a known id is a
+    ``"duplicate"`` (a conversation in memory refuses it; a store takes it for a retried append
+    and returns the stored entry); ``"update"`` of an unknown id raises ``KeyError``; a new
+    state of another type raises ``TypeError``; everything else is appended."""
+    if known is None:
+        if how == "update":
+            raise KeyError(f"no message with id {key!r} in conversation {conversation_id!r}")
+        return "append"
+    if how == "new":
+        return "duplicate"
+    if known != kind:
+        raise TypeError(f"message {key!r} is of type {known!r}, not {kind!r}: a new state keeps the type")
+    return "append"
+
+
+def _change(message: Message) -> tuple[str, str, dict[str, Any]] | None:
+    """``(control, new, params)`` of a ``mode_change`` / ``branch_switch`` that names its new state."""
+    if type(message) is SystemControlMessage and message.control in ("mode_change", "branch_switch"):
+        new = message.params.get("new")
+        if isinstance(new, str):
+            return message.control, new, message.params
+    return None
+
+
+def _recorded_prompt(audit: dict[str, Any], side: str) -> tuple[bool, str | None]:
+    """The system prompt a mode change's audit recorded on ``side`` (``old`` / ``new``), if any."""
+    recorded = audit.get("system_prompt")
+    if isinstance(recorded, dict) and side in recorded:
+        value = recorded[side]
+        if value is None or isinstance(value, str):
+            return True, value
+    return False, None
+
+
+def apply_change(state: HeaderState, entry: Entry) -> bool:
+    """Apply a ``mode_change`` / ``branch_switch`` entry to the header; whether it was one. The
+    mode becomes the new one and the system prompt the one the entry's audit recorded
+    (``switch_mode`` records it: the chain protects it), else the mode table's, else it stays."""
+    change = _change(entry.message)
+    if change is None:
+        return False
+    control, new, _ = change
+    if control == "branch_switch":
+        state.branch = new
+        return True
+    state.mode = new
+    found, prompt = _recorded_prompt(entry.audit, "new")
+    state.system_prompt = prompt if found else state.modes.get(new, state.system_prompt)
+    return True
+
+
+def state_before(later: Sequence[Entry], header: HeaderState) -> tuple[str | None, str | None, str]:
+    """Mode, system prompt and branch before the ``later`` entries (``apply_change`` backwards):
+    what the first change among them says was ``old`` (the prompt from its audit, else the mode
+    table), else the header's current values."""
+    mode, prompt, branch = header.mode, header.system_prompt, header.branch
+    mode_found = branch_found = False
+    for e in later:
+        change = _change(e.message)
+        if change is None:
+            continue
+        control, _, params = change
+        old = params.get("old")
+        if control == "mode_change" and not mode_found:
+            mode_found = True
+            mode = old if isinstance(old, str) else None
+            found, recorded = _recorded_prompt(e.audit, "old")
+            if found:
+                prompt = recorded
+            elif mode in header.modes:
+                prompt = header.modes[mode]
+        elif control == "branch_switch" and not branch_found:
+            branch_found = True
+            branch = old if isinstance(old, str) else branch
+        if mode_found and branch_found:
+            break
+    return mode, prompt, branch
+
+
+def header_link(header: AuditHeader, prev: str) -> str:
+    """The hash that chains ``header`` into the trail after ``prev``: over the header as the
+    conversation was made (``made_header`` of a conversation whose header has changed since)."""
+    body = _HeaderBody(**{name: getattr(header, name) for name in _HeaderBody.__struct_fields__})
+    return _chain(prev, b"msgwire-audit-header:" + _encode(body))
+
+
+def made_header(header: AuditHeader, origin: Origin) -> AuditHeader:
+    """``header`` with the mode, system prompt and branch it was made with: what its link
+    hashes and an export holds."""
+    return msgspec.structs.replace(header, mode=origin.mode, system_prompt=origin.system_prompt, branch=origin.branch)
+
+
+def fork_header(header: AuditHeader, kept: int, last: Entry | None, later: Sequence[Entry], new_id: str) -> AuditHeader:
+    """The header of a fork that keeps the first ``kept`` entries (``last`` the last of them,
+    ``later`` those after it, or at least every mode change and branch switch among them): a
+    new id and creation time, the mode, branch and system prompt as they stood there,
+    ``parent`` recorded, and the chain's links up to there with the fork's own after them."""
+    mode, prompt, branch = state_before(later, header)
+    fork = AuditHeader(
+        conversation_id=new_id,
+        created_at=dt.datetime.now(dt.UTC),
+        system_prompt=prompt,
+        mode=mode,
+        modes=dict(header.modes),
+        branch=branch,
+        parent=Parent(
+            conversation_id=header.conversation_id,
+            entry_id=last.id if last is not None else None,
+            hash=last.hash if last is not None else None,
+        ),
+        metadata=copy.deepcopy(header.metadata),
+    )
+    links = [link for link in header.chain if link.at < kept]
+    prev = last.hash if last is not None else GENESIS
+    fork.chain = [*links, Link(at=kept, hash=header_link(fork, prev))]
+    return fork
+
+
+def chain_head(entries: Sequence[Entry], chain: Sequence[Link]) -> str:
+    """The last hash of the trail: the last entry's, or the last header link's when it stands
+    after every entry (``GENESIS`` for an empty trail without links)."""
+    if chain and chain[-1].at >= len(entries):
+        return chain[-1].hash
+    if entries:
+        return entries[-1].hash
+    return GENESIS
 
 
 def seal(
@@ -314,59 +591,78 @@ def decode_entries(rows: Sequence[tuple[bytes, str]], *, where: Sequence[str] | 
     return entries
 
 
-def verify(entries: Sequence[Entry], *, head: str | None = None) -> Verification:
-    """Check the chain from the first entry; name the first entry changed, removed or reordered.
+def verify(entries: Sequence[Entry], *, head: str | None = None, header: AuditHeader | None = None) -> Verification:
+    """Check the chain from the first entry; name the first entry changed, removed or reordered,
+    or a header that does not match its link.
 
-    ``head``: the last hash as recorded elsewhere; when given, entries cut off the end (or a
-    rewritten tail) are found too.
+    ``header``: the trail's header as the conversation was made (``made_header``; what an
+    export holds), with its ``chain`` of links (``None``, or no links: the entries alone,
+    chained from ``GENESIS``). ``head``: the last hash as recorded elsewhere; when given,
+    entries cut off the end (or a rewritten tail) are found too.
     """
+    links = list(header.chain) if header is not None else []
+    own = len(links) - 1  # the conversation's own link: recomputed; its ancestors' are taken as given
+    chained: Literal["chained", "unchained"] = "chained" if links else "unchained"
+
+    def problem(kind: Any, at: int, detail: str, entry: Entry | None = None) -> Verification:
+        entry_id = entry.id if entry is not None else None
+        return Verification(
+            ok=False, problem=kind, seq=at, entry_id=entry_id, detail=detail, checked=at, header=chained
+        )
+
     prev = GENESIS
     present: set[int] | None = None
-    for position, entry in enumerate(entries):
+    next_link = 0
+    for position in range(len(entries) + 1):
+        while next_link < len(links) and links[next_link].at == position:
+            link = links[next_link]
+            if next_link == own and header is not None and header_link(header, prev) != link.hash:
+                return problem("header", position, _HEADER_CHANGED)
+            prev = link.hash
+            next_link += 1
+        if position == len(entries):
+            break
+        entry = entries[position]
         if entry.seq != position:
             if present is None:
                 present = {e.seq for e in entries}
             if entry.seq > position and position not in present:
                 missing = f"{position}" if entry.seq == position + 1 else f"{position} to {entry.seq - 1}"
-                return Verification(
-                    ok=False,
-                    problem="removed",
-                    seq=position,
-                    entry_id=entry.id,
-                    detail=f"the entries with seq {missing} are missing, before entry {entry.id!r}",
-                    checked=position,
+                return problem(
+                    "removed", position, f"the entries with seq {missing} are missing, before entry {entry.id!r}", entry
                 )
-            return Verification(
-                ok=False,
-                problem="reordered",
-                seq=position,
-                entry_id=entry.id,
-                detail=f"entry {entry.id!r} carries seq {entry.seq} but stands at position {position}",
-                checked=position,
+            return problem(
+                "reordered",
+                position,
+                f"entry {entry.id!r} carries seq {entry.seq} but stands at position {position}",
+                entry,
             )
         if _chain(prev, entry_bytes(entry)) != entry.hash:
-            return Verification(
-                ok=False,
-                problem="changed",
-                seq=position,
-                entry_id=entry.id,
-                detail=(
-                    f"entry {entry.id!r} (seq {position}) does not match its hash: it was changed "
-                    "(or an entry before it was removed and the rest renumbered)"
-                ),
-                checked=position,
+            detail = (
+                f"entry {entry.id!r} (seq {position}) does not match its hash: it was changed "
+                "(or an entry before it was removed and the rest renumbered)"
             )
+            return problem("changed", position, detail, entry)
         prev = entry.hash
-    if head is not None and head != prev:
-        return Verification(
-            ok=False,
-            problem="removed",
-            seq=len(entries),
-            detail=f"the trail ends at seq {len(entries) - 1} with another hash than the head given: "
-            "entries were cut off the end, or the tail was rewritten",
-            checked=len(entries),
+    last = len(entries) - 1
+    if next_link < len(links):  # a link past the last entry: entries were cut off before it
+        return problem(
+            "removed",
+            len(entries),
+            f"the header links name entries up to seq {links[-1].at - 1}, the trail ends at seq {last}",
         )
-    return Verification(ok=True, checked=len(entries))
+    if head is not None and head != prev:
+        detail = (
+            f"the trail ends at seq {last} with another hash than the head given: entries were cut off the end, "
+            "or the tail was rewritten"
+        )
+        return problem("removed", len(entries), detail)
+    return Verification(ok=True, checked=len(entries), header=chained)
+
+
+_HEADER_CHANGED = (
+    "the header does not match its hash: its system prompt, modes, metadata, id, creation time or parent was rewritten"
+)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -375,12 +671,22 @@ def verify(entries: Sequence[Entry], *, head: str | None = None) -> Verification
 def dump_document(header: AuditHeader, entries: list[Entry]) -> bytes:
     """The JSON export: the header's fields, then ``entries``."""
     fields = {f: getattr(header, f) for f in header.__struct_fields__}
+    fields["version"] = _version(header)
     return _encode(AuditDocument(**fields, entries=entries))
 
 
 def dump_lines(header: AuditHeader, entries: list[Entry]) -> bytes:
     """JSON Lines: the header on the first line, then one entry per line."""
-    return _encode(header) + b"\n" + _lines_encoder.encode_lines(entries)
+    return (
+        _encode(msgspec.structs.replace(header, version=_version(header)))
+        + b"\n"
+        + _lines_encoder.encode_lines(entries)
+    )
+
+
+def _version(header: AuditHeader) -> int:
+    """2 for a trail whose header is chained; 1 (what it was read as) for one that is not."""
+    return AUDIT_VERSION if header.chain else 1
 
 
 # --- load -----------------------------------------------------------------------------------
@@ -414,12 +720,14 @@ def load_document(data: bytes, format: Literal["json", "jsonl"] | None = None) -
     except msgspec.DecodeError as exc:
         raise from_msgspec(exc, size=len(data)) from None
     if header.version > AUDIT_VERSION:
-        raise DecodeError(f"audit version {header.version} was written by a newer msgwire (this one reads 1)")
+        raise DecodeError(
+            f"audit version {header.version} was written by a newer msgwire (this one reads 1 to {AUDIT_VERSION})"
+        )
     if not header.conversation_id:  # an import: an id derived from the bytes, so re-importing is idempotent
         header.conversation_id = "imported-" + hashlib.sha256(data).hexdigest()[:32]
     if header.created_at is None:
         header.created_at = entries[0].timestamp if entries else dt.datetime.fromtimestamp(0, dt.UTC)
-    return header, _fill_chain(entries)
+    return header, _fill_chain(header, entries)
 
 
 def _looks_like_lines(data: bytes) -> bool:
@@ -441,9 +749,18 @@ def _load_json(data: bytes) -> tuple[AuditHeader, list[Entry]]:
     except msgspec.ValidationError:
         # an unknown or older message shape somewhere (or a real error: the slow path says which)
         raw = _raw_document_decoder.decode(data)
-        entries = [_entry_from_raw(e, f"$.entries[{i}].message") for i, e in enumerate(raw.entries)]
+        _refuse_unless_a_trail(raw, raw.entries)
+        listed = raw.entries if raw.entries is not msgspec.UNSET else []
+        entries = [_entry_from_raw(e, f"$.entries[{i}].message") for i, e in enumerate(listed)]
         return _header_of(raw), entries
-    return _header_of(document), document.entries
+    _refuse_unless_a_trail(document, document.entries)
+    return _header_of(document), document.entries if document.entries is not msgspec.UNSET else []
+
+
+def _refuse_unless_a_trail(header: AuditHeader, entries: object) -> None:
+    """A JSON object with neither entries nor a conversation id is no audit trail (``{}``)."""
+    if entries is msgspec.UNSET and not header.conversation_id:
+        raise DecodeError("not an audit trail: no entries and no conversation_id", offset=0)
 
 
 def _load_lines(data: bytes) -> tuple[AuditHeader, list[Entry]]:
@@ -524,15 +841,19 @@ def _entry_from_raw(raw: _RawEntry, path: str) -> Entry:
     )
 
 
-def _fill_chain(entries: list[Entry]) -> list[Entry]:
-    """Positions for a document without seq, a chain for a document without hashes; a
-    document with either is kept exactly as read (``verify`` judges it)."""
+def _fill_chain(header: AuditHeader, entries: list[Entry]) -> list[Entry]:
+    """Positions for a document without seq; for a document without hashes, a chain from a
+    header link made here (from this load on, ``verify`` vouches for both); a document with
+    seq and hashes is kept exactly as read (``verify`` judges it)."""
     no_seq = all(e.seq == -1 for e in entries)
     no_hash = all(not e.hash for e in entries)
     if not (no_seq or no_hash):
         return entries
     filled: list[Entry] = []
     prev = GENESIS
+    if no_hash and entries and not header.chain:
+        prev = header_link(header, GENESIS)
+        header.chain, header.version = [Link(at=0, hash=prev)], AUDIT_VERSION
     for position, e in enumerate(entries):
         seq = position if no_seq else e.seq
         if no_hash:

@@ -42,7 +42,7 @@ import datetime as dt
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+from typing import IO, Any, Literal, Protocol, overload, runtime_checkable
 
 import msgspec
 
@@ -59,10 +59,7 @@ from msgwire import (
 from msgwire.types import new_id, now
 
 from . import audit as _audit
-from .audit import GENESIS, AuditHeader, Committed, Draft, Entry, Parent, Verification
-
-if TYPE_CHECKING:
-    from .replay import ReplayReport
+from .audit import DECISIONS, AuditHeader, Committed, Draft, Entry, Parent, Verification, default_decision, message_key
 
 __all__ = [
     "DECISIONS",
@@ -74,31 +71,10 @@ __all__ = [
     "Verification",
     "default_decision",
     "message_key",
-    "state_before",
 ]
 
-DECISIONS = (
-    "user_input",
-    "planning",
-    "tool_call_requested",
-    "tool_call_approved",
-    "tool_call_denied",
-    "tool_executed",
-    "tool_failed",
-    "permission_denied",
-    "tool_interrupted",
-    "mode_change",
-    "branch_switch",
-    "error",
-)
-"""The well-known values of ``Entry.decision`` (any other string is allowed)."""
 
-_RESULT_DECISIONS = {
-    "success": "tool_executed",
-    "error": "tool_failed",
-    "denied": "permission_denied",
-    "interrupted": "tool_interrupted",
-}
+_MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
 
 
 class EntrySink(Protocol):
@@ -122,25 +98,13 @@ class EntryLedger(Protocol):
     def since(self, conversation_id: str, after: int, /) -> list[Entry]: ...
 
 
-def default_decision(message: Message) -> str:
-    """The decision ``add`` records when none is given, from the kind of message."""
-    if isinstance(message, UserMessage):
-        return "user_input"
-    if isinstance(message, AssistantMessage):
-        return "tool_call_requested" if message.tool_calls else "planning"
-    if isinstance(message, ToolResultMessage):
-        return _RESULT_DECISIONS.get(message.status, "tool_failed")
-    if isinstance(message, SystemControlMessage):
-        return message.control
-    return "unknown"
-
-
 class Conversation:
     """An audited conversation: header (id, system prompt, modes, branch, parent, metadata) and
     an append-only, hash-chained list of entries.
 
     ``modes`` maps a mode name to its system prompt; ``switch_mode`` records the change and
-    updates the system prompt from it. ``metadata`` is free (not part of the chain).
+    updates the system prompt from it. The header is part of the chain (``msgwire.harness.audit``):
+    ``metadata`` is fixed when the conversation is made (``metadata`` returns a copy).
     """
 
     def __init__(
@@ -155,16 +119,21 @@ class Conversation:
         created_at: dt.datetime | None = None,
         sink: EntrySink | EntryLedger | None = None,
     ) -> None:
-        self._modes = dict(modes or {})
+        table = dict(modes or {})
         if system_prompt is None and mode is not None:
-            system_prompt = self._modes.get(mode)
-        self._id = id or new_id()
-        self._created_at = created_at or now()
-        self._system_prompt = system_prompt
-        self._mode = mode
-        self._branch = branch
-        self._parent: Parent | None = None
-        self.metadata: dict[str, Any] = dict(metadata or {})
+            system_prompt = table.get(mode)
+        self._header = AuditHeader(
+            conversation_id=id or new_id(),
+            created_at=created_at or now(),
+            system_prompt=system_prompt,
+            mode=mode,
+            modes=table,
+            branch=branch,
+            metadata=copy.deepcopy(dict(metadata or {})),
+        )
+        self._origin = _audit.Origin(mode=mode, system_prompt=system_prompt, branch=branch)
+        self._header.chain = [_audit.Link(at=0, hash=_audit.header_link(self._header, _audit.GENESIS))]
+        self._head = self._header.chain[0].hash
         self._sink = sink
         self._lock = threading.RLock()
         self._entries: list[Entry] = []
@@ -175,33 +144,45 @@ class Conversation:
 
     @property
     def id(self) -> str:
-        return self._id
+        return self._header.conversation_id
 
     @property
     def created_at(self) -> dt.datetime:
-        return self._created_at
+        assert self._header.created_at is not None  # always set (here, or by load_document)
+        return self._header.created_at
 
     @property
     def system_prompt(self) -> str | None:
-        return self._system_prompt
+        return self._header.system_prompt
 
     @property
     def mode(self) -> str | None:
-        return self._mode
+        return self._header.mode
 
     @property
     def modes(self) -> dict[str, str]:
         """A copy of the mode table (mode -> system prompt)."""
-        return dict(self._modes)
+        return dict(self._header.modes)
 
     @property
     def branch(self) -> str:
-        return self._branch
+        return self._header.branch
 
     @property
     def parent(self) -> Parent | None:
         """The conversation and entry this one was forked from."""
-        return self._parent
+        return self._header.parent
+
+    @property
+    def origin(self) -> _audit.Origin:
+        """The mode, system prompt and branch the conversation was made with (its header link
+        hashes them; its entries' changes made the current ones)."""
+        return self._origin
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A copy of the metadata (fixed when the conversation was made: the chain covers it)."""
+        return copy.deepcopy(self._header.metadata)
 
     def bind(self, sink: EntrySink | EntryLedger | None) -> None:
         """Send every entry appended from now on to ``sink`` (``None`` unbinds): an
@@ -221,7 +202,7 @@ class Conversation:
             sink = self._sink
             if not isinstance(sink, EntryLedger):
                 return []
-            fresh = sink.since(self._id, len(self._entries) - 1)
+            fresh = sink.since(self.id, len(self._entries) - 1)
             for entry in fresh:
                 self._take(entry)
             return fresh
@@ -236,10 +217,11 @@ class Conversation:
 
     @property
     def head(self) -> str:
-        """The last entry's hash (``GENESIS`` when empty): keep it elsewhere to detect a
-        rewritten or truncated tail with ``verify(head=...)``."""
+        """The last hash of the chain (the last entry's; the header's link when there is no
+        entry after it): keep it elsewhere to detect a rewritten or truncated tail with
+        ``verify(head=...)``."""
         with self._lock:
-            return self._entries[-1].hash if self._entries else GENESIS
+            return self._head
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -282,6 +264,11 @@ class Conversation:
         audit: Mapping[str, Any] | None,
         how: Literal["new", "update", "either"],
     ) -> Entry:
+        if not isinstance(message, _MESSAGE_TYPES):
+            raise TypeError(
+                f"a conversation holds msgwire messages (msgwire.user(...), a UserMessage, ...), "
+                f"got {type(message).__name__}"
+            )
         if decision is None:
             decision = default_decision(message)
         entry_id = new_id()
@@ -289,21 +276,17 @@ class Conversation:
         with self._lock:
             key = message_key(message) or entry_id
             old = self._latest.get(key)
-            if old is not None and how == "new":
-                raise ValueError(f"message id {key!r} is already in conversation {self._id!r}: use update()")
-            if old is None and how == "update":
-                raise KeyError(f"no message with id {key!r} in conversation {self._id!r}")
-            if old is not None and type(old) is not type(message):
-                raise TypeError(f"message {key!r} is a {type(old).__name__}, not a {type(message).__name__}")
+            verdict = _audit.admission(how, key, message.type, old.type if old is not None else None, self.id)
+            if verdict == "duplicate":
+                raise ValueError(f"message id {key!r} is already in conversation {self.id!r}: use update()")
             if isinstance(self._sink, EntryLedger):
                 draft = Draft(
                     id=entry_id, timestamp=now(), message=message, decision=decision, audit=audit_dict, how=how
                 )
-                committed = self._sink.commit(self._id, [draft], len(self._entries) - 1)
+                committed = self._sink.commit(self.id, [draft], len(self._entries) - 1)
                 for fresh in committed.entries:
                     self._take(fresh)
                 return committed.results[0]
-            prev = self._entries[-1].hash if self._entries else GENESIS
             entry = _audit.seal(
                 id=entry_id,
                 seq=len(self._entries),
@@ -311,40 +294,24 @@ class Conversation:
                 message=message,
                 decision=decision,
                 audit=audit_dict,
-                prev=prev,
+                prev=self._head,
             )
             if self._sink is not None:
                 self._sink.append(self, [entry])  # raising refuses the entry: nothing changed yet
-            self._entries.append(entry)
-            self._latest[key] = message
-            if old is not None:
-                self._dirty.add(key)
-            change = _header_change(message)
-            if change is not None:
-                self._apply(*change)
+            self._take(entry)
             return entry
 
     def _take(self, entry: Entry) -> None:
-        """Join an entry a store sealed (in seq order): the trail, the latest state, the
-        dirty set, the header."""
+        """Join a sealed entry (in seq order): the trail, the latest state, the dirty set, the
+        header (``audit.apply_change``)."""
         message = entry.message
         key = message_key(message) or entry.id
         if key in self._latest:
             self._dirty.add(key)
         self._entries.append(entry)
         self._latest[key] = message
-        change = _header_change(message)
-        if change is not None:
-            self._apply(*change)
-
-    def _apply(self, control: str, new: str) -> None:
-        """A mode change or branch switch the trail records, applied to the header (the same
-        rule ``load_audit`` replays, so memory and a loaded export always agree)."""
-        if control == "mode_change":
-            self._mode = new
-            self._system_prompt = self._modes.get(new, self._system_prompt)
-        else:
-            self._branch = new
+        self._head = entry.hash
+        _audit.apply_change(self._header, entry)
 
     # --- views ------------------------------------------------------------------------------
 
@@ -368,13 +335,13 @@ class Conversation:
         ``context.build``): a new Session each call; the messages are the conversation's own
         frozen objects."""
         with self._lock:
-            updated = self._entries[-1].timestamp if self._entries else self._created_at
+            updated = self._entries[-1].timestamp if self._entries else self.created_at
             return Session(
-                id=self._id,
-                system_prompt=self._system_prompt,
-                created_at=self._created_at,
+                id=self.id,
+                system_prompt=self.system_prompt,
+                created_at=self.created_at,
                 updated_at=updated,
-                metadata=dict(self.metadata),
+                metadata=self.metadata,
                 messages=list(self._latest.values()),
             )
 
@@ -392,67 +359,54 @@ class Conversation:
 
     # --- system control ---------------------------------------------------------------------
 
-    def switch_mode(self, new: str, *, by: str | None = None, reason: str | None = None) -> Entry:
+    def switch_mode(self, new: str, *, by: str | None = None, reason: str | None = None) -> Entry | None:
         """Record a ``mode_change`` {old, new} and take the system prompt from the mode table
         (kept as it is for a mode the table does not have; ``ValueError`` for a mode outside a
-        non-empty table). The audit keeps both system prompts."""
+        non-empty table). The audit keeps both system prompts. Switching to the mode the
+        conversation is in records nothing (``None``)."""
         with self._lock:
-            if self._modes and new not in self._modes:
-                raise ValueError(f"unknown mode {new!r} (modes: {', '.join(self._modes)})")
-            old, old_prompt = self._mode, self._system_prompt
-            prompt = self._modes.get(new, old_prompt)
+            if self._header.modes and new not in self._header.modes:
+                raise ValueError(f"unknown mode {new!r} (modes: {', '.join(self._header.modes)})")
+            old, old_prompt = self.mode, self.system_prompt
+            if new == old:
+                return None
+            prompt = self._header.modes.get(new, old_prompt)
             audit = _who(by, reason) | {"system_prompt": {"old": old_prompt, "new": prompt}}
             return self._append(system_control("mode_change", old=old, new=new), "mode_change", audit, "new")
 
     def switch_branch(self, name: str, *, by: str | None = None, reason: str | None = None) -> Entry:
         """Record a ``branch_switch`` {old, new}, marking the transition in the trail."""
         with self._lock:
-            message = system_control("branch_switch", old=self._branch, new=name)
+            message = system_control("branch_switch", old=self.branch, new=name)
             return self._append(message, "branch_switch", _who(by, reason), "new")
 
     def fork(self, at: str | None = None, *, id: str | None = None) -> Conversation:  # noqa: A002
         """An independent copy up to and including entry ``at`` (all of it for ``None``): a new
         id, the same entries (ids, seq, hashes: the fork proves its common past), the mode,
-        branch and system prompt as they stood at ``at``, and ``parent`` recorded. Nothing
-        mutable is shared; the sink is not carried over."""
+        branch and system prompt as they stood at ``at``, and ``parent`` recorded; the fork's
+        own header is chained after the entries it kept. Nothing mutable is shared; the sink is
+        not carried over."""
         with self._lock:
             if at is None:
                 kept = list(self._entries)
             else:
                 index = next((i for i, e in enumerate(self._entries) if e.id == at), None)
                 if index is None:
-                    raise KeyError(f"no entry {at!r} in conversation {self._id!r}")
+                    raise KeyError(f"no entry {at!r} in conversation {self.id!r}")
                 kept = self._entries[: index + 1]
-            later = self._entries[len(kept) :]
-            header = self._header()
-            header.mode, header.system_prompt, header.branch = state_before(later, header)
-            header.conversation_id = id or new_id()
-            header.created_at = now()
-            header.parent = Parent(
-                conversation_id=self._id,
-                entry_id=kept[-1].id if kept else None,
-                hash=kept[-1].hash if kept else None,
-            )
+            last = kept[-1] if kept else None
+            header = _audit.fork_header(self._header, len(kept), last, self._entries[len(kept) :], id or new_id())
         return Conversation._from_parts(copy.deepcopy(header), [_detach(e) for e in kept])
-
-    # --- replay -----------------------------------------------------------------------------
-
-    def replay(self, provider: Any, **options: Any) -> tuple[Conversation, ReplayReport]:
-        """Re-run this conversation's recorded model turns against ``provider`` (another model,
-        another dialect): the new conversation and a ``ReplayReport`` of what changed and what
-        the target could not take. A thin call of ``msgwire.harness.replay.replay`` (which
-        lives with the agent: it runs a provider); ``options`` are its own (``model``,
-        ``tools``, ``execute_tools``, ...)."""
-        from .replay import replay
-
-        return replay(self, provider, **options)
 
     # --- audit ------------------------------------------------------------------------------
 
     def verify(self, *, head: str | None = None) -> Verification:
-        """Check the hash chain; the result is true when it holds, or names the first entry
-        changed, removed or reordered (see ``msgwire.harness.audit.Verification``)."""
-        return _audit.verify(self.entries, head=head)
+        """Check the hash chain, header included; the result is true when it holds, or names
+        the first entry changed, removed or reordered, or the header rewritten (see
+        ``msgwire.harness.audit.Verification``)."""
+        with self._lock:
+            header, entries = self._header_copy(), list(self._entries)
+        return _audit.verify(entries, head=head, header=_audit.made_header(header, self._origin))
 
     @overload
     def export_audit(self, dest: None = None, *, format: Literal["json", "jsonl"] = "json") -> bytes: ...
@@ -466,11 +420,14 @@ class Conversation:
         *,
         format: Literal["json", "jsonl"] = "json",  # noqa: A002
     ) -> bytes | None:
-        """The trail with its header as JSON (``{"version": 1, "conversation_id", ...,
-        "entries": [...]}``) or JSON Lines (the header, then one entry per line): the bytes,
-        or written to ``dest`` (a path or a binary file)."""
+        """The trail with its header as JSON (``{"version": 2, "conversation_id", ...,
+        "chain": [...], "entries": [...]}``, the header as the conversation was made: the entries
+        say what changed) or JSON Lines (the header, then one entry per line): the bytes, or
+        written to ``dest`` (a path or a binary file)."""
         with self._lock:
-            header, entries = self._header(), list(self._entries)
+            header, entries = self._header_copy(), list(self._entries)
+        if header.chain:  # a chained export holds the header as it was made (a version 1 one, as it is)
+            header = _audit.made_header(header, self._origin)
         dump = _audit.dump_document if format == "json" else _audit.dump_lines
         data = dump(header, entries)
         if dest is None:
@@ -490,15 +447,16 @@ class Conversation:
         format: Literal["json", "jsonl"] | None = None,  # noqa: A002
     ) -> Conversation:
         """A conversation from ``export_audit`` output (JSON or JSON Lines, detected):
-        ``load_audit(c.export_audit()) == c``. ``source`` is the document itself (bytes or
-        str), a path (``pathlib.Path``) or a binary file. The mode, branch and system prompt
-        are those the trail's last ``mode_change`` / ``branch_switch`` set, when it has any.
-        Loading does not verify: call ``verify()``."""
-        if isinstance(source, os.PathLike):
+        ``load_audit(c.export_audit()) == c``. ``source`` is the document itself (bytes, or a
+        ``str`` that starts with ``{`` or ``[``), a path (a ``str`` or ``pathlib.Path``; a
+        missing file raises ``FileNotFoundError``) or a binary file. The mode, branch and
+        system prompt are those the trail's last ``mode_change`` / ``branch_switch`` set, when it
+        has any. Loading does not verify: call ``verify()``."""
+        if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+            data = source.encode()
+        elif isinstance(source, (str, os.PathLike)):
             with open(source, "rb") as f:
                 data = f.read()
-        elif isinstance(source, str):
-            data = source.encode()
         elif isinstance(source, (bytes, bytearray, memoryview)):
             data = bytes(source)
         else:
@@ -508,51 +466,54 @@ class Conversation:
 
     @classmethod
     def restore(
-        cls, header: AuditHeader, entries: list[Entry], *, sink: EntrySink | EntryLedger | None = None
+        cls,
+        header: AuditHeader,
+        entries: list[Entry],
+        *,
+        origin: _audit.Origin | None = None,
+        sink: EntrySink | EntryLedger | None = None,
     ) -> Conversation:
         """A conversation from a header and its entries as a store keeps them (the header's
-        mode, branch and system prompt are taken as they are), bound to ``sink``."""
-        conversation = cls._from_parts(header, entries)
+        mode, branch and system prompt are taken as they are; ``origin``: as it was made, when
+        it has changed since), bound to ``sink``."""
+        conversation = cls._from_parts(header, entries, origin=origin)
         conversation._sink = sink
         return conversation
 
     def header(self) -> AuditHeader:
         """The header as exported (id, created_at, system prompt, mode, modes, branch, parent,
-        metadata): a copy."""
+        metadata, chain): a copy."""
         with self._lock:
-            return self._header()
+            return self._header_copy()
 
     # --- internals --------------------------------------------------------------------------
 
-    def _header(self) -> AuditHeader:
-        return AuditHeader(
-            conversation_id=self._id,
-            created_at=self._created_at,
-            system_prompt=self._system_prompt,
-            mode=self._mode,
-            modes=dict(self._modes),
-            branch=self._branch,
-            parent=self._parent,
-            metadata=dict(self.metadata),
+    def _header_copy(self) -> AuditHeader:
+        return msgspec.structs.replace(
+            self._header,
+            modes=dict(self._header.modes),
+            metadata=copy.deepcopy(self._header.metadata),
+            chain=list(self._header.chain),
         )
 
     @classmethod
-    def _from_parts(cls, header: AuditHeader, entries: list[Entry], *, replay: bool = False) -> Conversation:
-        """A conversation of these entries. ``replay``: the mode, branch and system prompt are
-        what the trail's changes leave (the chained trail wins over the header; a log's header
-        may predate them), by the rule ``_apply`` follows."""
-        conversation = cls(
-            id=header.conversation_id,
-            system_prompt=header.system_prompt,
-            mode=header.mode,
-            modes=header.modes,
-            branch=header.branch,
-            metadata=header.metadata,
-            created_at=header.created_at,  # always set by load_document
+    def _from_parts(
+        cls, header: AuditHeader, entries: list[Entry], *, replay: bool = False, origin: _audit.Origin | None = None
+    ) -> Conversation:
+        """A conversation of these entries. ``replay``: the header is as it was made (an
+        export's), and the mode, branch and system prompt are what the trail's changes leave, by
+        ``audit.apply_change``. ``origin``: as the header was made (else as it is given)."""
+        conversation = cls.__new__(cls)
+        conversation._header = header
+        conversation._origin = origin or _audit.Origin(
+            mode=header.mode, system_prompt=header.system_prompt, branch=header.branch
         )
-        conversation._parent = header.parent
+        conversation._sink = None
+        conversation._lock = threading.RLock()
         conversation._entries = entries
-        latest = conversation._latest
+        conversation._dirty = set()
+        conversation._head = _audit.chain_head(entries, header.chain)
+        latest = conversation._latest = {}
         for e in entries:  # one pass: the latest state of each message, and the header's changes
             message = e.message
             if isinstance(message, UnknownMessage):
@@ -560,9 +521,7 @@ class Conversation:
                 continue
             latest[message.id or e.id] = message
             if replay and type(message) is SystemControlMessage:
-                change = _header_change(message)
-                if change is not None:
-                    conversation._apply(*change)
+                _audit.apply_change(header, e)
         return conversation
 
     def __eq__(self, other: object) -> bool:
@@ -574,64 +533,16 @@ class Conversation:
 
     def _snapshot(self) -> tuple[AuditHeader, list[Entry]]:
         with self._lock:
-            return self._header(), list(self._entries)
+            return self._header_copy(), list(self._entries)
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return (
-            f"Conversation(id={self._id!r}, entries={len(self._entries)}, mode={self._mode!r}, branch={self._branch!r})"
-        )
-
-
-def message_key(message: Message) -> str | None:
-    """The id a message is known by; an unknown message's own ``id`` field when it has one."""
-    if isinstance(message, UnknownMessage):
-        data = message.data()
-        value = data.get("id") if isinstance(data, dict) else None
-        return value if isinstance(value, str) and value else None
-    return message.id or None
+        return f"Conversation(id={self.id!r}, entries={len(self._entries)}, mode={self.mode!r}, branch={self.branch!r})"
 
 
 def _who(by: str | None, reason: str | None) -> dict[str, Any]:
     return {k: v for k, v in (("by", by), ("reason", reason)) if v is not None}
-
-
-def _header_change(message: Message) -> tuple[str, str] | None:
-    """``(control, new)`` for a ``mode_change`` / ``branch_switch`` that names its new state."""
-    if type(message) is SystemControlMessage and message.control in ("mode_change", "branch_switch"):
-        new = message.params.get("new")
-        if isinstance(new, str):
-            return message.control, new
-    return None
-
-
-def state_before(later: Sequence[Entry], header: AuditHeader) -> tuple[str | None, str | None, str]:
-    """Mode, system prompt and branch before the ``later`` entries: what the first change
-    among them says was ``old`` (the prompt from its audit, else the mode table), else the
-    current values."""
-    mode, prompt, branch = header.mode, header.system_prompt, header.branch
-    mode_found = branch_found = False
-    for e in later:
-        change = _header_change(e.message)
-        if change is None:
-            continue
-        params = e.message.params  # type: ignore[union-attr]
-        old = params.get("old")
-        if change[0] == "mode_change" and not mode_found:
-            mode_found = True
-            mode = old if isinstance(old, str) else None
-            recorded = e.audit.get("system_prompt")
-            if isinstance(recorded, dict) and (recorded.get("old") is None or isinstance(recorded.get("old"), str)):
-                prompt = recorded.get("old")
-            elif mode in header.modes:
-                prompt = header.modes[mode]
-        elif change[0] == "branch_switch" and not branch_found:
-            branch_found = True
-            branch = old if isinstance(old, str) else branch
-        if mode_found and branch_found:
-            break
-    return mode, prompt, branch
 
 
 def _detach(entry: Entry) -> Entry:

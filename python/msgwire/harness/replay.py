@@ -10,7 +10,8 @@
 The recorded history is read in *segments*: the user input that opens one (a user message, or
 several in a row: a direct message, an MCP resource as context, ...) and the model turns that
 answered it, with their tool results. Replay adds each segment's input to a new conversation (the
-same messages) and lets an ``Agent`` on the target answer it, for as many model calls as the
+same messages) and lets an ``Agent`` on the target answer it (replay is a client of the agent:
+its ``tool_step`` is ``RecordedResults``), for as many model calls as the
 recording made (plus ``extra_steps`` where the target needs more).
 
 Tools: by default nothing runs again (no side effects): a call the target makes with the same
@@ -31,10 +32,11 @@ it cannot carry, settings without a place...). The new conversation's metadata n
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import msgspec
 
@@ -56,15 +58,16 @@ from msgwire.types import (
     now,
 )
 
-from .agent import _IO, Agent
+from .agent import Agent, Emit
 from .conversation import Conversation
 from .events import ToolFinished
-from .tools import ToolRegistry
+from .pipeline import ContextPipeline
+from .tools import Approver, ToolRegistry
 
 if TYPE_CHECKING:
     from .providers import Provider
 
-__all__ = ["NOT_RECORDED", "ReplayReport", "TurnReplay", "areplay", "replay"]
+__all__ = ["NOT_RECORDED", "RecordedResults", "ReplayOptions", "ReplayReport", "TurnReplay", "areplay", "replay"]
 
 NOT_RECORDED = (
     "Not run: this is a replay, which reuses the recorded tool results, and no call to this tool with these "
@@ -195,28 +198,23 @@ class _Recorded:
         return found.popleft() if found else None
 
 
-class _Replayer(Agent):
-    """An agent whose tool step serves recorded results (unless ``execute_tools``)."""
+class RecordedResults:
+    """The tool step of a replay (an ``Agent``'s ``tool_step``): each call the target makes gets
+    the recorded result of its twin in the current segment (``segment``), or ``NOT_RECORDED``;
+    every result is recorded in ``conversation``."""
 
-    def __init__(self, provider: Provider, *, execute_tools: bool, **options: Any) -> None:
-        super().__init__(provider, **options)
-        self.execute_tools = execute_tools
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
         self.recorded: _Recorded | None = None
-        self.tally: dict[str, tuple[int, int, int]] = {}
 
-    async def _run_tools(self, message: AssistantMessage, number: int, io: _IO) -> list[ToolResultMessage]:
-        if self.execute_tools:
-            results = await super()._run_tools(message, number, io)
-            self.tally[message.id] = (0, len(results), 0)
-            return results
-        results, reused = [], 0
+    async def __call__(self, message: AssistantMessage, step: int, emit: Emit | None) -> list[ToolResultMessage]:
+        results = []
         for call in message.tool_calls:
             recorded = self.recorded.take(call) if self.recorded is not None else None
             audit: dict[str, Any] = {"tool": call.name, "call_id": call.id}
             if recorded is not None:
                 result = msgspec.structs.replace(recorded, id=new_id(), tool_call_id=call.id, timestamp=now())
                 audit |= {"status": result.status, "replayed_from": recorded.id}
-                reused += 1
             else:
                 result = ToolResultMessage(
                     tool_call_id=call.id,
@@ -228,36 +226,41 @@ class _Replayer(Agent):
                 )
                 audit |= {"status": "error", "replay": "no recorded result"}
             self.conversation.add(result, None, audit)
-            if io.emit is not None:
-                io.emit(ToolFinished(step=number, result=result))
+            if emit is not None:
+                emit(ToolFinished(step=step, result=result))
             results.append(result)
-        self.tally[message.id] = (reused, 0, len(results) - reused)
         return results
 
 
-class _Replay:
-    """One replay's state, shared by ``replay`` and ``areplay``."""
+class ReplayOptions(TypedDict, total=False):
+    """The options of ``replay`` / ``areplay`` (see ``replay``)."""
 
-    def __init__(
-        self,
-        conversation: Conversation,
-        provider: Provider,
-        *,
-        model: str | None,
-        tools: ToolRegistry | Sequence[Tool] | None,
-        execute_tools: bool,
-        extra_steps: int,
-        settings: Request | None,
-        max_tokens: int | None,
-        policy: Policy | None,
-        agent_options: dict[str, Any],
-    ) -> None:
+    model: str | None
+    tools: ToolRegistry | Sequence[Tool] | None
+    execute_tools: bool
+    extra_steps: int
+    settings: Request | None
+    max_tokens: int | None
+    policy: Policy | None
+    approver: Approver | None
+    retries: int
+    context: ContextPipeline | None
+
+
+class _Replay:
+    """One replay's state and its walk over the segments, shared by ``replay`` and ``areplay``."""
+
+    def __init__(self, conversation: Conversation, provider: Provider, options: ReplayOptions) -> None:
+        tools = options.get("tools")
+        execute_tools = options.get("execute_tools", False)
         if execute_tools and not isinstance(tools, ToolRegistry):
             raise TypeError("execute_tools=True runs the tools: give them as a ToolRegistry")
         self.source = conversation
+        self.provider = provider
         self.history = conversation.messages_for_model()
         self.segments = _segments(self.history)
-        self.extra_steps = extra_steps
+        self.extra_steps = options.get("extra_steps", 2)
+        settings = options.get("settings")
         template = settings if settings is not None else Request()
         declared: list[Tool] = []
         registry = None
@@ -272,19 +275,22 @@ class _Replay:
             modes=conversation.modes,
             metadata={**conversation.metadata, "replay_of": conversation.id},
         )
-        self.agent = _Replayer(
+        self.recorded = RecordedResults(self.target)
+        self.agent = Agent(
             provider,
-            execute_tools=execute_tools,
-            model=model,
+            model=options.get("model"),
             tools=registry,
             conversation=self.target,
             settings=template,
-            max_tokens=max_tokens,
+            max_tokens=options.get("max_tokens"),
+            approver=options.get("approver"),
+            retries=options.get("retries", 0),
+            context=options.get("context"),
             on_error="stop",
-            **agent_options,
+            tool_step=None if execute_tools else self.recorded,
         )
         specs = registry.specs if registry is not None else declared
-        policy = policy if policy is not None else getattr(provider, "policy", None)
+        policy = options.get("policy") or getattr(provider, "policy", None)
         whole = Request(messages=self.history, system_prompt=conversation.system_prompt, tools=specs)
         self.losses = convert_request(whole, provider.dialect, policy=policy).report
         self.turns: list[TurnReplay] = []
@@ -293,26 +299,26 @@ class _Replay:
     def close(self) -> None:
         self.agent.close()
 
-    def begin(self, segment: _Segment) -> bool:
-        """Add the segment's input; whether the target is to answer it."""
-        for message in segment.inputs:
-            self.target.add(message, None, {"replayed_from": message.id})
-        if not segment.turns:
-            return False
-        self.agent.recorded = _Recorded(segment)
-        self.agent.max_steps = len(segment.turns) + self.extra_steps
-        self._start = len(self.target.messages())
-        return True
-
-    def end(self, index: int, segment: _Segment) -> None:
-        new = [m for m in self.target.messages()[self._start :] if isinstance(m, AssistantMessage)]
-        for old, made in itertools.zip_longest(segment.turns, new):
-            self.turns.append(self._turn(index, old, made))
-            if made is not None and made.usage is not None:
-                self.usage += made.usage
+    def walk(self) -> Iterator[None]:
+        """Each segment's input added to the target; a pause (one ``yield``) wherever the target
+        is to answer, for the caller to run the agent; the turns compared after it."""
+        for index, segment in enumerate(self.segments):
+            for message in segment.inputs:
+                self.target.add(message, None, {"replayed_from": message.id})
+            if not segment.turns:
+                continue
+            self.recorded.recorded = _Recorded(segment)
+            self.agent.max_steps = len(segment.turns) + self.extra_steps
+            start = len(self.target.messages())
+            yield
+            new = [m for m in self.target.messages()[start:] if isinstance(m, AssistantMessage)]
+            for old, made in itertools.zip_longest(segment.turns, new):
+                self.turns.append(self._turn(index, old, made))
+                if made is not None and made.usage is not None:
+                    self.usage += made.usage
 
     def _turn(self, index: int, old: AssistantMessage | None, made: AssistantMessage | None) -> TurnReplay:
-        reused, executed, unanswered = self.agent.tally.get(made.id, (0, 0, 0)) if made is not None else (0, 0, 0)
+        reused, executed, unanswered = self._tally(made) if made is not None else (0, 0, 0)
         failed = made is not None and made.stop_reason in ("error", "aborted")
         return TurnReplay(
             segment=index,
@@ -330,98 +336,65 @@ class _Replay:
             error=self._error(made) if failed and made is not None else None,
         )
 
+    def _tally(self, made: AssistantMessage) -> tuple[int, int, int]:
+        """How the calls of ``made`` were answered, read off the target's trail: results reused
+        from the recording, run again, left unanswered."""
+        calls = {c.id for c in made.tool_calls}
+        reused = executed = unanswered = 0
+        for entry in self.target.entries:
+            result = entry.message
+            if type(result) is not ToolResultMessage or result.tool_call_id not in calls:
+                continue
+            if "replayed_from" in entry.audit:
+                reused += 1
+            elif entry.audit.get("replay") == "no recorded result":
+                unanswered += 1
+            else:
+                executed += 1
+        return reused, executed, unanswered
+
     def _error(self, made: AssistantMessage) -> str:
         for entry in reversed(self.target.entries):
             if entry.decision == "error" and getattr(entry.message, "id", None) == made.id:
                 return str(entry.audit.get("error", "the model call failed"))
         return "the model call failed"
 
-    def report(self, provider: Provider) -> tuple[Conversation, ReplayReport]:
+    def report(self) -> tuple[Conversation, ReplayReport]:
         return self.target, ReplayReport(
             source_id=self.source.id,
             target_id=self.target.id,
-            dialect=provider.dialect,
-            model=self.agent.model or getattr(provider, "model", None),
+            dialect=self.provider.dialect,
+            model=self.agent.model or getattr(self.provider, "model", None),
             turns=self.turns,
             losses=self.losses,
             usage=self.usage,
         )
 
-    def each(self) -> Iterator[tuple[int, _Segment]]:
-        return iter(enumerate(self.segments))
-
 
 def replay(
-    conversation: Conversation,
-    provider: Provider,
-    *,
-    model: str | None = None,
-    tools: ToolRegistry | Sequence[Tool] | None = None,
-    execute_tools: bool = False,
-    extra_steps: int = 2,
-    settings: Request | None = None,
-    max_tokens: int | None = None,
-    policy: Policy | None = None,
-    **agent_options: Any,
+    conversation: Conversation, provider: Provider, **options: Unpack[ReplayOptions]
 ) -> tuple[Conversation, ReplayReport]:
-    """Re-run the recorded model turns of ``conversation`` against ``provider`` (``model``: else
-    its default); see the module docs. ``settings`` / ``max_tokens``: the requests' settings;
-    ``policy``: how blocks the target cannot carry are replayed (else the provider's);
-    ``agent_options``: more ``Agent`` options (``approver``, ``retries``, ``context_window``,
-    ``build_context``...). Returns the new conversation and the ``ReplayReport``."""
-    state = _Replay(
-        conversation,
-        provider,
-        model=model,
-        tools=tools,
-        execute_tools=execute_tools,
-        extra_steps=extra_steps,
-        settings=settings,
-        max_tokens=max_tokens,
-        policy=policy,
-        agent_options=agent_options,
-    )
-    try:
-        for index, segment in state.each():
-            if state.begin(segment):
-                state.agent.run(None)
-                state.end(index, segment)
-    finally:
-        state.close()
-    return state.report(provider)
+    """Re-run the recorded model turns of ``conversation`` against ``provider``; see the module
+    docs. Options: ``model`` (else the provider's default); ``tools`` (a ``ToolRegistry``, or the
+    ``msgwire.Tool`` declarations when nothing runs); ``execute_tools`` (run the target's calls
+    instead of serving the recorded results); ``extra_steps`` (model calls the target may make
+    beyond the recording's, per segment: 2); ``settings`` / ``max_tokens`` (the requests');
+    ``policy`` (how blocks the target cannot carry are replayed, else the provider's);
+    ``approver``, ``retries``, ``context`` (the agent's). Returns the new conversation and the
+    ``ReplayReport``."""
+    state = _Replay(conversation, provider, options)
+    with contextlib.closing(state):
+        for _ in state.walk():
+            state.agent.run(None)
+    return state.report()
 
 
 async def areplay(
-    conversation: Conversation,
-    provider: Provider,
-    *,
-    model: str | None = None,
-    tools: ToolRegistry | Sequence[Tool] | None = None,
-    execute_tools: bool = False,
-    extra_steps: int = 2,
-    settings: Request | None = None,
-    max_tokens: int | None = None,
-    policy: Policy | None = None,
-    **agent_options: Any,
+    conversation: Conversation, provider: Provider, **options: Unpack[ReplayOptions]
 ) -> tuple[Conversation, ReplayReport]:
     """``replay`` for asyncio (``provider.astream``)."""
-    state = _Replay(
-        conversation,
-        provider,
-        model=model,
-        tools=tools,
-        execute_tools=execute_tools,
-        extra_steps=extra_steps,
-        settings=settings,
-        max_tokens=max_tokens,
-        policy=policy,
-        agent_options=agent_options,
-    )
-    try:
-        for index, segment in state.each():
-            if state.begin(segment):
-                await state.agent.arun(None)
-                state.end(index, segment)
-    finally:
-        state.close()
-    return state.report(provider)
+    state = _Replay(conversation, provider, options)
+    with contextlib.closing(state):
+        for _ in state.walk():
+            await state.agent.arun(None)
+    return state.report()

@@ -1,21 +1,27 @@
 """``Swarm``: N autonomous agents on one store, steered by broadcasts and direct messages.
 
-Every model context is built from the store, by one function (``Swarm.context``), following
-the seed system's message-format guarantees:
+Each agent runs ``msgwire.harness.agent.Agent``'s loop with three hooks of the swarm's, which
+follow the seed system's message-format guarantees:
 
-1. the agent's new mail (broadcasts, direct messages) joins its conversation first: only here,
-   between two model calls, never between a tool call and its result;
-2. ``msgwire.context.build`` over the conversation, with a window of ``window`` (20) messages;
-3. a real user message (direct or broadcast) in the window: sent as it is, counter reset to 0;
-4. none: the most recent broadcast this agent received, from the database even far outside
-   the window, else the most recent broadcast to anyone (an agent added after it inherits the
-   mission), opens the context; counter reset to 0;
+1. *before each step* (``before_step``): the agent's new mail (broadcasts, direct messages) joins
+   its conversation (``store.deliver``): only here, between two model calls, never between a tool
+   call and its result; the agent's stored counter and mission are read;
+2. *the context* (the pipeline's ``build``, which only builds): ``msgwire.context.build`` over the
+   conversation, with a window of ``window`` (20) messages, the stored counter and the mission
+   as its ``pin``:
+3. a real user message (direct or broadcast: ``msgwire.types.REAL_SOURCES``) in the window: sent
+   as it is, counter reset to 0;
+4. none: the mission, the most recent broadcast this agent received (from the database, even far
+   outside the window), else the most recent broadcast to anyone (an agent added after it
+   inherits the mission), opens the context; counter reset to 0;
 5. no broadcast at all: one synthetic user message (``synthetic_text``, ``source="synthetic"``,
    never stored) opens it and the agent's encouragement counter goes up by one;
-6. the context that makes the counter 3 is still sent; after that model call the agent is
-   idle and takes no step until a broadcast or a direct message resets its counter and starts
-   it (PostgreSQL: LISTEN/NOTIFY wakes it at once; SQLite: a look every ``poll_interval``
-   seconds, 0.2 by default; within one process, at once).
+6. *after each step* (``after_step``): the counter is stored, and after the context that made it
+   3 (still sent) the agent goes idle: in one transaction, unless mail came during the step (a
+   post resets the counter and starts the agent: that wins, ``store.record_step``). An idle agent
+   takes no step until a broadcast or a direct message starts it (PostgreSQL: LISTEN/NOTIFY wakes
+   it at once; SQLite: a look every ``poll_interval`` seconds, 0.2 by default; within one
+   process, at once).
 
 The truth table (``tests/harness/test_swarm.py`` runs it on both stores)::
 
@@ -35,26 +41,26 @@ out of the window it no longer holds the agent (the seed system's rule); a broad
 Tools: the swarm's ``ToolRegistry``; a tool whose policy is ``"ask"`` needs the ``approver``
 given to the swarm, and without one its calls are denied (the model gets a denied result).
 
-Each agent runs ``msgwire.harness.agent.Agent``'s loop (``run(None)``: no new input) with
-``Swarm.context`` as its ``build_context``: every step is recorded in the agent's trail as any
-agent's is. Close the swarm (``close()``, or ``with``) to stop the agents' event loops.
+Each agent's loop runs with ``run(None)`` (no new input): every step is recorded in the agent's
+trail as any agent's is. Close the swarm (``close()``, or ``with``) to stop the agents' event loops.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
-from msgwire import AssistantMessage, TextBlock, UserMessage, context
+from msgwire import AssistantMessage, UserMessage, context
 from msgwire.context import Context, EncouragementCounter
 
 from .agent import Agent
 from .conversation import Conversation
+from .events import StepEnd
+from .pipeline import ContextPipeline
 from .providers import Provider
-from .store import AgentState, Mail, SQLStore
+from .store import AgentState, Mail, SwarmStore
 from .tools import Approver, ToolRegistry
 
 __all__ = ["SYNTHETIC_TEXT", "Swarm", "SwarmAgent"]
@@ -65,11 +71,14 @@ SYNTHETIC_TEXT = "Continue your mission. Check notifications and coordinate with
 
 class SwarmAgent(msgspec.Struct, kw_only=True):
     """One agent of a swarm: its name, its stored conversation (bound), its loop (made at its
-    first step), the last context built for it and how many model calls it made."""
+    first step), what ``before_step`` read of it (its counter and mission), the last context
+    built for it and how many model calls it made."""
 
     name: str
     conversation: Conversation
     loop: Agent | None = None
+    encouragement: int = 0
+    mission: UserMessage | None = None
     last_context: Context | None = None
     calls: int = 0
 
@@ -86,7 +95,7 @@ class Swarm:
 
     def __init__(
         self,
-        store: SQLStore,
+        store: SwarmStore,
         provider: Provider,
         tools: ToolRegistry | None = None,
         *,
@@ -132,7 +141,8 @@ class Swarm:
         return self.store.broadcast(text, to=to, sender=self.sender)
 
     def start_agent(self, name: str) -> None:
-        """Start an idle agent without a message (it runs on its mission, or on encouragement)."""
+        """Start an idle agent without a message (it runs on its mission, or on encouragement);
+        ``KeyError`` for an agent the store does not know."""
         self.store.set_agent(name, state="running")
 
     def send(self, name: str, text: str | UserMessage) -> Mail:
@@ -142,71 +152,55 @@ class Swarm:
     def state(self, name: str) -> AgentState:
         return self.store.agent(name)
 
-    # --- context: the one place a synthetic message is made -----------------------------------
+    # --- the hooks of each agent's loop -------------------------------------------------------
 
-    def context(self, name: str, conversation: Conversation) -> Context:
-        """The context of agent ``name``'s next model call, built from the store (see the module
-        documentation); stores the new counter."""
-        self.store.deliver(name)
-        conversation.sync()
-        before = self.store.agent(name).encouragement
-        session = conversation.session()
+    def _before(self, agent: SwarmAgent) -> None:
+        """Mail in, other writers' entries taken, the stored counter and mission read."""
+        self.store.deliver(agent.name)
+        agent.conversation.sync()
+        agent.encouragement = self.store.agent(agent.name).encouragement
+        agent.mission = self.store.latest_broadcast(agent.name)
+
+    def _build(self, agent: SwarmAgent, conversation: Conversation) -> Context:
+        """The context of the agent's next model call (see the module docs); builds, nothing else."""
         built = context.build(
-            session, self.window, synthetic_text=self.synthetic_text, counter=EncouragementCounter(count=before)
+            conversation.session(),
+            self.window,
+            synthetic_text=self.synthetic_text,
+            counter=EncouragementCounter(count=agent.encouragement),
+            pin=agent.mission,
         )
-        history = session.messages_for_model()
-        if any(_is_real_user(m) for m in history[built.window_start :]):
-            result = built
-        else:
-            sent = [m for m in built.messages if m is not built.pinned and m is not built.synthetic]
-            mission = self.store.latest_broadcast(name)
-            if mission is not None:
-                counter = EncouragementCounter()
-                result = Context(
-                    system_prompt=built.system_prompt,
-                    messages=[mission, *sent],
-                    pinned=mission,
-                    synthetic=None,
-                    counter=counter,
-                    window_start=built.window_start,
-                )
-            else:
-                nudge = UserMessage(content=[TextBlock(text=self.synthetic_text)], source="synthetic")
-                result = Context(
-                    system_prompt=built.system_prompt,
-                    messages=[nudge, *sent],
-                    pinned=None,
-                    synthetic=nudge,
-                    counter=EncouragementCounter(count=before + 1),
-                    window_start=built.window_start,
-                )
-        if result.counter.count != before:
-            self.store.set_agent(name, encouragement=result.counter.count)
-        self.agents[name].last_context = result
-        return result
+        agent.last_context = built
+        return built
+
+    def _after(self, agent: SwarmAgent, step: StepEnd) -> None:
+        """The counter stored; the agent idle after its idle context, unless mail came."""
+        count = agent.last_context.counter.count if agent.last_context is not None else agent.encouragement
+        if count != agent.encouragement or step.idle:
+            self.store.record_step(agent.name, encouragement=count, idle=step.idle)
+            agent.encouragement = count
 
     # --- running ------------------------------------------------------------------------------
 
     def step(self, name: str) -> AssistantMessage | None:
-        """One run of agent ``name`` when it is running: model calls (each with a context from
-        ``context``) and tools, until the model stops calling tools, ``max_steps`` calls, or
-        the agent goes idle; ``None`` (and no call) when it is idle."""
-        agent = self.agents[name]
+        """One run of agent ``name`` when it is running: model calls (each with a context built
+        as the module docs say) and tools, until the model stops calling tools, ``max_steps``
+        calls, or the agent goes idle; ``None`` (and no call) when it is idle. ``KeyError`` for
+        an agent not added to this swarm."""
+        agent = self.agents.get(name)
+        if agent is None:
+            raise KeyError(f"no agent {name!r} in this swarm (on {self.store.url}): add it first")
         if self.store.agent(name).state == "idle":
             return None
         loop = self._loop(agent)
         before = loop.steps
         try:
-            reply = loop.run(None)
+            return loop.run(None)
         finally:
             agent.calls += loop.steps - before
-        if agent.last_context is not None and agent.last_context.idle:
-            self.store.rest(name)
-        return reply
 
     def _loop(self, agent: SwarmAgent) -> Agent:
         if agent.loop is None:
-            name = agent.name
             agent.loop = Agent(
                 self.provider,
                 model=self.model,
@@ -214,7 +208,9 @@ class Swarm:
                 approver=self.approver,
                 conversation=agent.conversation,
                 max_steps=self.max_steps,
-                build_context=lambda conversation: self.context(name, conversation),
+                context=ContextPipeline(build=lambda conversation: self._build(agent, conversation)),
+                before_step=lambda _: self._before(agent),
+                after_step=lambda _, step: self._after(agent, step),
             )
         return agent.loop
 
@@ -271,8 +267,4 @@ class Swarm:
                 self.step(name)
             except Exception as exc:  # kept for the caller; the agent waits for the next mail
                 self.errors.append(exc)
-                self.store.rest(name)
-
-
-def _is_real_user(message: Any) -> bool:
-    return isinstance(message, UserMessage) and message.source in ("direct", "broadcast")
+                self.store.idle_unless_mail(name)

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from providers_support import check_received, provider
 
 from msgwire.harness.providers import HTTPProvider
-from msgwire.harness.scripted import ScriptedServer
+from msgwire.testing import ScriptedServer
+from tests._support.providers import check_received, provider
 
 
 @pytest.fixture

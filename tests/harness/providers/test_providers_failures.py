@@ -14,13 +14,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from providers_support import DIALECTS, FAST_RETRY
 
 import msgwire
 from msgwire import ProviderError, TransportError, TruncatedStreamError, user
 from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
 from msgwire.harness.providers._http import retry_after
-from msgwire.harness.scripted import ScriptedServer, drop, error, recorded, reply
+from msgwire.testing import ScriptedServer, drop, error, recorded, reply
+from tests._support.providers import DIALECTS, FAST_RETRY
 
 Connect = Callable[..., HTTPProvider]
 WIRE = Path(__file__).resolve().parents[2] / "fixtures" / "wire"

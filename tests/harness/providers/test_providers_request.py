@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from providers_support import DIALECTS, check_body
 
 import msgwire
 from msgwire import (
@@ -42,8 +41,9 @@ from msgwire.harness.providers import (
     create,
     lookup,
 )
-from msgwire.harness.scripted import ScriptedServer, reply
+from msgwire.testing import ScriptedServer, reply
 from msgwire.types import Extra
+from tests._support.providers import DIALECTS, check_body
 
 Connect = Callable[..., HTTPProvider]
 HI = [user("hi")]

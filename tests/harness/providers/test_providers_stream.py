@@ -13,7 +13,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from providers_support import DIALECTS
 
 import msgwire
 from msgwire import (
@@ -31,7 +30,8 @@ from msgwire import (
 )
 from msgwire.formats import from_request
 from msgwire.harness.providers import HTTPProvider, Request
-from msgwire.harness.scripted import ScriptedServer, recorded, reply, tool_call
+from msgwire.testing import ScriptedServer, recorded, reply, tool_call
+from tests._support.providers import DIALECTS
 
 WIRE = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
 EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)

@@ -32,8 +32,10 @@ import os
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ...stream import Stream
-from ...types import AssistantMessage, Dialect, Request
+from msgwire.formats import RequestCache
+from msgwire.stream import Stream
+from msgwire.types import AssistantMessage, Dialect, Request
+
 from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, Problems, ProviderStream
 from ._http import Retry
 from .anthropic import Anthropic
@@ -70,7 +72,9 @@ __all__ = [
 @runtime_checkable
 class Provider(Protocol):
     """What an agent loop needs of a model: ``HTTPProvider`` and its subclasses are one; a
-    test double or another transport can be too."""
+    test double or another transport can be too. ``cache``: the conversation's
+    ``msgwire.formats.RequestCache``, which the agent passes with every call (a provider that
+    writes no request body may ignore it)."""
 
     @property
     def dialect(self) -> Dialect: ...
@@ -81,9 +85,9 @@ class Provider(Protocol):
 
     def validate(self, request: Request) -> None: ...
 
-    def stream(self, request: Request, **options: Any) -> Stream: ...
+    def stream(self, request: Request, *, cache: RequestCache | None = None, **options: Any) -> Stream: ...
 
-    def astream(self, request: Request, **options: Any) -> AsyncStreamManager: ...
+    def astream(self, request: Request, *, cache: RequestCache | None = None, **options: Any) -> AsyncStreamManager: ...
 
     def complete(self, request: Request) -> AssistantMessage: ...
 

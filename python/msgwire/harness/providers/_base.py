@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ...errors import ProviderError, StreamError, TransportError, ValidationError
-from ...formats import RequestCache, convert_request, from_response
-from ...stream import AsyncStream, Stream
-from ...types import (
+from msgwire.errors import ProviderError, StreamError, TransportError, ValidationError
+from msgwire.formats import RequestCache, convert_request, from_response
+from msgwire.stream import AsyncStream, Stream
+from msgwire.types import (
     AssistantMessage,
     Dialect,
     Event,
@@ -34,7 +34,8 @@ from ...types import (
     ToolResultMessage,
     UserMessage,
 )
-from ...validate import validate as wire_validate
+from msgwire.validate import validate as wire_validate
+
 from ._http import AsyncBody, AsyncClient, Body, Client, Retry, Timeout, Transport, request_id
 from .capabilities import Capabilities, lookup
 
@@ -72,7 +73,45 @@ class HTTPCall(msgspec.Struct, frozen=True, kw_only=True):
         return f"HTTPCall(url={self.url!r}, headers={shown!r}, body=<{len(self.body)} bytes>)"
 
 
-class ProviderStream(Stream):
+class _ProviderReply:
+    """What a provider's stream adds to msgwire's, sync or async: the request id (also set on a
+    ``ProviderError`` the stream raises), the report of what the request could not carry, and
+    whether the stream ended (read to its end, or failed) or was aborted before."""
+
+    def __init__(
+        self,
+        source: Any,
+        dialect: Dialect,
+        *,
+        request_id: str | None = None,
+        report: LossReport | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(source, dialect, **options)  # type: ignore[call-arg]  # Stream's, or AsyncStream's
+        self.request_id = request_id
+        self.report = report if report is not None else LossReport()
+        self._ended = self._aborted = False
+
+    def _stopped(self, reason: BaseException) -> None:
+        """The iteration stopped with ``reason``: its end or a failure ends the stream; anything
+        else (``KeyboardInterrupt``, a cancelled task) aborts it."""
+        if isinstance(reason, (StopIteration, StopAsyncIteration, StreamError)):
+            self._ended = True
+            if isinstance(reason, ProviderError):
+                reason.request_id = reason.request_id or self.request_id
+        else:
+            self._aborted = True
+
+    def _closing(self) -> None:
+        self._aborted = self._aborted or not self._ended
+
+    def _marked(self, message: AssistantMessage) -> AssistantMessage:
+        if self._aborted and message.stop_reason is None:
+            return msgspec.structs.replace(message, stop_reason="aborted")
+        return message
+
+
+class ProviderStream(_ProviderReply, Stream):
     """A ``msgwire.Stream`` over a provider's HTTP response. ``request_id`` is the provider's
     id of the request (also set on a ``ProviderError`` the stream raises), ``report`` what the
     request could not carry (``HTTPCall.report``); closing the stream
@@ -80,46 +119,22 @@ class ProviderStream(Stream):
     interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
     ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
 
-    def __init__(
-        self,
-        source: Any,
-        dialect: Dialect,
-        *,
-        request_id: str | None = None,
-        report: LossReport | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(source, dialect, **options)
-        self.request_id = request_id
-        self.report = report if report is not None else LossReport()
-        self._state = _State()
-
     def __iter__(self) -> Iterator[Event]:
         return self
 
     def __next__(self) -> Event:
         try:
             return super().__next__()
-        except StopIteration:
-            self._state.ended = True
-            raise
-        except ProviderError as error:
-            self._state.ended = True
-            error.request_id = error.request_id or self.request_id
-            raise
-        except StreamError:
-            self._state.ended = True
-            raise
-        except BaseException:
-            self._state.aborted = True
+        except BaseException as reason:
+            self._stopped(reason)
             raise
 
     def close(self) -> None:
-        self._state.aborted = self._state.aborted or not self._state.ended
+        self._closing()
         super().close()
 
     def message(self) -> AssistantMessage:
-        return self._state.mark(super().message())
+        return self._marked(super().message())
 
     def until_done(self) -> AssistantMessage:
         for _ in self:
@@ -127,23 +142,9 @@ class ProviderStream(Stream):
         return self.message()
 
 
-class AsyncProviderStream(AsyncStream):
+class AsyncProviderStream(_ProviderReply, AsyncStream):
     """``ProviderStream`` for ``async for``; cancelling the task that reads it closes the HTTP
     response too (and its message is ``aborted``)."""
-
-    def __init__(
-        self,
-        source: Any,
-        dialect: Dialect,
-        *,
-        request_id: str | None = None,
-        report: LossReport | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(source, dialect, **options)
-        self.request_id = request_id
-        self.report = report if report is not None else LossReport()
-        self._state = _State()
 
     def __aiter__(self) -> AsyncProviderStream:
         return self
@@ -151,46 +152,21 @@ class AsyncProviderStream(AsyncStream):
     async def __anext__(self) -> Event:
         try:
             return await super().__anext__()
-        except StopAsyncIteration:
-            self._state.ended = True
-            raise
-        except ProviderError as error:
-            self._state.ended = True
-            error.request_id = error.request_id or self.request_id
-            raise
-        except StreamError:
-            self._state.ended = True
-            raise
-        except BaseException:  # the task was cancelled
-            self._state.aborted = True
+        except BaseException as reason:
+            self._stopped(reason)
             raise
 
     async def aclose(self) -> None:
-        self._state.aborted = self._state.aborted or not self._state.ended
+        self._closing()
         await super().aclose()
 
     def message(self) -> AssistantMessage:
-        return self._state.mark(super().message())
+        return self._marked(super().message())
 
     async def until_done(self) -> AssistantMessage:
         async for _ in self:
             pass
         return self.message()
-
-
-class _State:
-    """Whether a stream ended (read to its end, or failed) or was aborted before."""
-
-    __slots__ = ("aborted", "ended")
-
-    def __init__(self) -> None:
-        self.ended = False
-        self.aborted = False
-
-    def mark(self, message: AssistantMessage) -> AssistantMessage:
-        if self.aborted and message.stop_reason is None:
-            return msgspec.structs.replace(message, stop_reason="aborted")
-        return message
 
 
 class AsyncStreamManager:

@@ -24,9 +24,9 @@ from typing import TypeAlias
 import httpx
 import msgspec
 
-from ...errors import ProviderError, TransportError
-from ...formats import http_error, request_id
-from ...types import Dialect
+from msgwire.errors import ProviderError, TransportError
+from msgwire.formats import http_error, request_id
+from msgwire.types import Dialect
 
 __all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport", "request_id"]
 

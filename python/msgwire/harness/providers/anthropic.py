@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ...types import Dialect, Request
+from msgwire.types import Dialect, Request
+
 from ._base import HTTPProvider, Problems, forces_a_tool, thinks
 from .capabilities import Capabilities
 

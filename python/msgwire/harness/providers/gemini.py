@@ -7,7 +7,8 @@ import re
 from typing import ClassVar
 from urllib.parse import quote
 
-from ...types import Dialect, Request
+from msgwire.types import Dialect, Request
+
 from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...types import Dialect, Request
+from msgwire.types import Dialect, Request
+
 from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from ...types import Dialect, Request, ToolCallIds
+from msgwire.types import Dialect, Request, ToolCallIds
+
 from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
 

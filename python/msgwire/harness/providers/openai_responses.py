@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from ...types import Dialect, Request
+from msgwire.types import Dialect, Request
+
 from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
 from .openai import OPENAI_BASE_URL

@@ -2,15 +2,16 @@
 
 The agent loop calls one function before each request::
 
-    history = resources.resolve(history, files=files, images=images, mcp=mcp, role="user")
+    history = resources.resolve(history, [files, images, mcp], role="user")
     # persist the messages that changed (`new is not old`): their blocks now say resolved / error
     ctx = msgwire.context.build(session_with(history), window=20)
     pruned = budget.prune(ctx.messages)          # a TokenBudget: MCP resources, LRU first
     audit.extend(pruned.removed)                 # one PruneRecord per resource left out
     send(pruned.messages)
 
-``resolve`` fills every *pending* block (file references through ``files``, images through
-``images``, MCP resources through ``mcp``); resolved or failed blocks are left as they are (a
+``resolve`` fills every *pending* block, each resolver its own kind (``Resolver``: file
+references through a ``FileResolver``, images through an ``ImageRecognizer``, MCP resources
+through ``MCPResources``); resolved or failed blocks are left as they are (a
 failed image is retried with ``ImageRecognizer.retry``), so resolving twice reads nothing twice.
 It never raises for a bad reference: each outcome is the block's ``status`` and ``error``.
 Messages with nothing to resolve come back as the same objects.
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from msgwire.types import Message
 
@@ -45,6 +46,7 @@ from .images import (
     sniff_image,
 )
 from .mentions import Mention, find_mentions, normalize_path, parse_mentions
+from .resolver import Resolver
 
 if TYPE_CHECKING:
     from .mcp import Freshness, MCPResources
@@ -63,6 +65,7 @@ __all__ = [
     "OCREngine",
     "PruneRecord",
     "Pruned",
+    "Resolver",
     "Rules",
     "TesseractOCR",
     "TokenBudget",
@@ -90,27 +93,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class _Resolver(Protocol):
-    def resolve_message(self, message: Message, /) -> Message: ...
-
-
-def resolve(
-    messages: Sequence[Message],
-    *,
-    files: FileResolver | None = None,
-    images: ImageRecognizer | None = None,
-    mcp: _Resolver | None = None,
-    role: str = "user",
-) -> list[Message]:
-    """``messages`` with their pending file references, images and MCP resources resolved (see
-    the module docs); ``role`` is who asks, for the file permissions (and image paths)."""
+def resolve(messages: Sequence[Message], resolvers: Sequence[Resolver], *, role: str = "user") -> list[Message]:
+    """``messages`` with their pending blocks resolved by each resolver in turn (see the module
+    docs); ``role`` is who asks, for the file permissions (and image paths)."""
     out = []
     for message in messages:
-        if files is not None:
-            message = files.resolve_message(message, role)
-        if images is not None:
-            message = images.resolve_message(message, role)
-        if mcp is not None:
-            message = mcp.resolve_message(message)
+        for resolver in resolvers:
+            message = resolver.resolve_message(message, role)
         out.append(message)
     return out

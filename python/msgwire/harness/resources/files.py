@@ -35,13 +35,16 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from msgwire.errors import ResourceError
-from msgwire.types import FileReferenceBlock, Message
+from msgwire.types import ContentBlock, FileReferenceBlock, Message, UserMessage
 
 from ._blocks import map_blocks
+from .mentions import parse_mentions
+from .resolver import Resolver
 
 __all__ = ["SENSITIVE_FILES", "FileResolver", "Rules"]
 
@@ -84,7 +87,7 @@ class _Refused(Exception):
     """A reference that cannot be resolved; the message goes on the block."""
 
 
-class FileResolver:
+class FileResolver(Resolver):
     """Reads file references under a workspace root (see the module docs for every rule)."""
 
     def __init__(
@@ -128,6 +131,16 @@ class FileResolver:
         return map_blocks(
             message, lambda b: self.resolve(b, role) if type(b) is FileReferenceBlock and b.status == "pending" else b
         )
+
+    def read_prompt(self, message: UserMessage, /) -> UserMessage:
+        """New user input with its ``@path:10-20`` mentions as pending file references
+        (``parse_mentions``, a bare name counting when it names a file under the roots)."""
+        return parse_mentions(message, exists=self.exists)
+
+    def audit_record(self, block: ContentBlock, /) -> dict[str, Any] | None:
+        if type(block) is not FileReferenceBlock:
+            return None
+        return {"type": "file_reference", "path": block.path, "status": block.status, "error": block.error}
 
     def check(self, path: str, role: str = "user") -> Path:
         """The real path of ``path`` when ``role`` may read it (inside the roots, allowed, not

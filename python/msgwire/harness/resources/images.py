@@ -38,7 +38,7 @@ import struct
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 import msgspec
@@ -47,6 +47,7 @@ from msgwire.errors import ResourceError
 from msgwire.types import (
     AssistantMessage,
     Base64Source,
+    ContentBlock,
     ImageBlock,
     Message,
     PathSource,
@@ -56,6 +57,7 @@ from msgwire.types import (
 )
 
 from ._blocks import map_blocks
+from .resolver import Resolver
 
 if TYPE_CHECKING:
     from .files import FileResolver
@@ -347,7 +349,7 @@ def _read_path(path: str, limits: ImageLimits, root: Path | None, files: FileRes
 # --- recognition --------------------------------------------------------------------------------
 
 
-class ImageRecognizer:
+class ImageRecognizer(Resolver):
     """Fills ``ImageBlock``s (see the module docs). ``ocr=None`` starts Tesseract
     (``ocr.TesseractOCR()``) on first use; ``vision=None`` means no model can see."""
 
@@ -432,6 +434,11 @@ class ImageRecognizer:
     def resolve_message(self, message: Message, role: str = "user") -> Message:
         """``message`` with its pending images recognized (the same object when it has none)."""
         return map_blocks(message, lambda b: self.recognize(b, role) if type(b) is ImageBlock and pending(b) else b)
+
+    def audit_record(self, block: ContentBlock, /) -> dict[str, Any] | None:
+        if type(block) is not ImageBlock:
+            return None
+        return {"type": "image", "mode_used": block.mode_used, "status": block.status, "error": block.error}
 
     def _by_vision(self, block: ImageBlock, image: ImageData, attempts: int) -> ImageBlock:
         assert self.vision is not None

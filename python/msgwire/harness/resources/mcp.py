@@ -54,6 +54,7 @@ from msgwire.errors import ResourceError
 from msgwire.types import ContentBlock, MCPResourceBlock, Message, UserMessage
 
 from ._blocks import map_blocks
+from .resolver import Resolver
 
 __all__ = ["CacheStats", "Freshness", "MCPResources", "ResourceInfo"]
 
@@ -97,7 +98,7 @@ class CacheStats(msgspec.Struct, kw_only=True):
     invalidated: int = 0
 
 
-class MCPResources(AbstractContextManager["MCPResources"]):
+class MCPResources(AbstractContextManager["MCPResources"], Resolver):
     """Named MCP servers and a cache of their resources (see the module docs)."""
 
     def __init__(
@@ -207,9 +208,15 @@ class MCPResources(AbstractContextManager["MCPResources"]):
     def resolve(self, block: MCPResourceBlock) -> MCPResourceBlock:
         return self.read(block.server_name, block.resource_uri)
 
-    def resolve_message(self, message: Message) -> Message:
-        """``message`` with its pending MCP resource blocks read (the same object when none)."""
+    def resolve_message(self, message: Message, role: str = "user", /) -> Message:
+        """``message`` with its pending MCP resource blocks read (the same object when none);
+        every role reads the same resources."""
         return map_blocks(message, lambda b: self.resolve(b) if type(b) is MCPResourceBlock and _pending(b) else b)
+
+    def audit_record(self, block: ContentBlock, /) -> dict[str, Any] | None:
+        if type(block) is not MCPResourceBlock:
+            return None
+        return {"type": "mcp_resource", "uri": block.resource_uri, "status": block.status, "error": block.error}
 
     def context(self, *blocks: MCPResourceBlock) -> UserMessage:
         """The message that puts resources into a conversation: system-provided context."""

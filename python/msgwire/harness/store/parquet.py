@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from .sql import SQLBase
+from .reads import MessageReads
 
 __all__ = ["ENTRIES_SCHEMA", "MESSAGES_SCHEMA", "export_parquet"]
 
@@ -47,7 +47,7 @@ ENTRIES_SCHEMA = pa.schema(
 
 
 def export_parquet(
-    store: SQLBase,
+    store: MessageReads,
     path: str | os.PathLike[str],
     *,
     conversation_id: str | None = None,

@@ -27,9 +27,9 @@ import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
 
-from .mail import SQLStore
+from .base import Cursor
 from .schema import POSTGRES
-from .sql import Cursor
+from .sql import SQLStore
 
 __all__ = ["PostgresStore"]
 

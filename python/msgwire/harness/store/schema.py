@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Types", "migrations"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The version this msgwire writes; a database with a later one is refused (``StoreError``)."""
 
 
@@ -103,7 +103,14 @@ def _v1(t: Types) -> list[str]:
     ]
 
 
-MIGRATIONS = {1: _v1}
+def _v2(t: Types) -> list[str]:
+    """The header chained into the trail: a conversation's links (``audit.Link``) and the header
+    as it was made (``audit.Origin``), JSON; NULL for a conversation made before (its trail
+    reads as unchained in the header)."""
+    return ["ALTER TABLE msgwire_conversations ADD COLUMN chain TEXT"]
+
+
+MIGRATIONS = {1: _v1, 2: _v2}
 """Version -> the statements that bring the schema from the version before to it."""
 
 

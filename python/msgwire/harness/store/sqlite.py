@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from .mail import SQLStore
+from .base import Cursor
 from .schema import SQLITE
-from .sql import Cursor
+from .sql import SQLStore
 
 __all__ = ["SQLiteStore"]
 

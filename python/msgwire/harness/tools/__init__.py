@@ -8,7 +8,6 @@ records into a conversation through the small ``Recorder`` protocol (``Conversat
 from __future__ import annotations
 
 from .approval import (
-    ApprovalPolicy,
     ApprovalRequest,
     Approvals,
     Approve,
@@ -20,6 +19,7 @@ from .approval import (
     decide,
     fingerprint,
 )
+from .policy import ApprovalPolicy, check_policy
 from .registry import BaseTool, ExecutorTool, FunctionTool, ToolContext, ToolExecutor, ToolRegistry, tool
 from .results import ToolFailure, ToolOutput
 from .run import ToolRunner
@@ -43,6 +43,7 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "ToolRunner",
+    "check_policy",
     "decide",
     "fingerprint",
     "tool",

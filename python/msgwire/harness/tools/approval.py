@@ -35,17 +35,16 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+from typing import Any, Protocol, Union
 
 import msgspec
 
 from msgwire import AssistantMessage, Message, Tool, ToolCallBlock
 
-if TYPE_CHECKING:
-    from .registry import ToolRegistry
+from .policy import ApprovalPolicy
+from .registry import ToolRegistry
 
 __all__ = [
-    "ApprovalPolicy",
     "ApprovalRequest",
     "Approvals",
     "Approve",
@@ -53,14 +52,10 @@ __all__ = [
     "Decision",
     "DecisionRecord",
     "Deny",
-    "PolicyName",
     "Recorder",
-    "check_policy",
     "decide",
     "fingerprint",
 ]
-
-PolicyName = Literal["auto", "ask", "deny"]
 
 
 class Approve(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,9 +75,6 @@ class Deny(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Decision = Union[Approve, Deny]
-ApprovalPolicy = Union[PolicyName, Callable[[ToolCallBlock], Any]]
-"""``"auto"``, ``"ask"``, ``"deny"``, or ``f(call) -> "auto" | "ask" | "deny" | Approve | Deny``
-(sync or async)."""
 
 
 class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -161,12 +153,6 @@ def fingerprint(call: ToolCallBlock) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def check_policy(policy: Any) -> ApprovalPolicy:
-    if policy in ("auto", "ask", "deny") or callable(policy):
-        return policy  # type: ignore[no-any-return]
-    raise ValueError(f"an approval policy is 'auto', 'ask', 'deny' or a function of the call, not {policy!r}")
-
-
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -181,8 +167,10 @@ async def decide(
     approver: Approver | None = None,
     *,
     conversation: Recorder | None = None,
+    policy: ApprovalPolicy | None = None,
 ) -> Approvals:
-    """Decide every pending call of ``message`` (see the module docstring)."""
+    """Decide every pending call of ``message`` (see the module docstring); ``policy``, when
+    given, decides every tool instead of each tool's own."""
     if conversation is not None and message.id not in conversation:
         conversation.record(message, "tool_call_requested", {"calls": len(message.tool_calls)})
 
@@ -198,9 +186,9 @@ async def decide(
             arguments = tool.decode(block.arguments)
         except (msgspec.DecodeError, ValueError):
             continue
-        policy = tool.policy
-        label = policy if isinstance(policy, str) else f"function:{_name(policy)}"
-        verdict = await _policy_verdict(policy, block)
+        rule = tool.policy if policy is None else policy
+        label = rule if isinstance(rule, str) else f"function:{_name(rule)}"
+        verdict = await _policy_verdict(rule, block)
         if verdict == "ask":
             request = ApprovalRequest(
                 call=block, tool=tool.spec, arguments=msgspec.to_builtins(arguments), fingerprint=fingerprint(block)
@@ -274,48 +262,36 @@ def _apply(
 ) -> tuple[ToolCallBlock, DecisionRecord]:
     """The call's new state and the record of the decision."""
     by = decision.by or "policy"
-    if isinstance(decision, Approve):
-        arguments = block.arguments
-        if decision.arguments is not None:
-            given = decision.arguments
-            arguments = given if isinstance(given, str) else msgspec.json.encode(given).decode()
-        if arguments != block.arguments:
-            tool = registry.get(block.name)
-            try:
-                if tool is not None:
-                    tool.decode(arguments)
-            except (msgspec.DecodeError, ValueError) as exc:
-                return _apply(
-                    block, Deny(by=by, reason=f"the edited arguments do not fit the tool: {exc}"), label, registry
-                )
-            approved = msgspec.structs.replace(block, arguments=arguments, approval="approved")
-            return approved, DecisionRecord(
-                call_id=block.id,
-                tool=block.name,
-                approved=True,
-                by=by,
-                reason=decision.reason,
-                policy=label,
-                fingerprint=fingerprint(approved),
-                asked_fingerprint=fingerprint(block),
-            )
+    if isinstance(decision, Deny):
+        denied = msgspec.structs.replace(block, approval="denied")
+        return denied, _record(denied, False, by, decision.reason or None, label)
+    arguments = block.arguments
+    if decision.arguments is not None:
+        given = decision.arguments
+        arguments = given if isinstance(given, str) else msgspec.json.encode(given).decode()
+    if arguments == block.arguments:
         approved = msgspec.structs.replace(block, approval="approved")
-        return approved, DecisionRecord(
-            call_id=block.id,
-            tool=block.name,
-            approved=True,
-            by=by,
-            reason=decision.reason,
-            policy=label,
-            fingerprint=fingerprint(approved),
-        )
-    denied = msgspec.structs.replace(block, approval="denied")
-    return denied, DecisionRecord(
-        call_id=block.id,
-        tool=block.name,
-        approved=False,
+        return approved, _record(approved, True, by, decision.reason, label)
+    tool = registry.get(block.name)
+    try:
+        if tool is not None:
+            tool.decode(arguments)
+    except (msgspec.DecodeError, ValueError) as exc:
+        return _apply(block, Deny(by=by, reason=f"the edited arguments do not fit the tool: {exc}"), label, registry)
+    approved = msgspec.structs.replace(block, arguments=arguments, approval="approved")
+    return approved, _record(approved, True, by, decision.reason, label, asked=block)
+
+
+def _record(
+    call: ToolCallBlock, approved: bool, by: str, reason: str | None, label: str, asked: ToolCallBlock | None = None
+) -> DecisionRecord:
+    return DecisionRecord(
+        call_id=call.id,
+        tool=call.name,
+        approved=approved,
         by=by,
-        reason=decision.reason or None,
+        reason=reason,
         policy=label,
-        fingerprint=fingerprint(denied),
+        fingerprint=fingerprint(call),
+        asked_fingerprint=fingerprint(asked) if asked is not None else None,
     )

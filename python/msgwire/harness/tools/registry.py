@@ -29,7 +29,7 @@ import msgspec
 
 from msgwire import Tool, ToolCallBlock
 
-from .approval import ApprovalPolicy, check_policy
+from .policy import ApprovalPolicy, check_policy
 from .schema import ArgumentsModel, arguments_model
 
 __all__ = ["BaseTool", "ExecutorTool", "FunctionTool", "ToolContext", "ToolExecutor", "ToolRegistry", "tool"]

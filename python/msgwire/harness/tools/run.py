@@ -15,7 +15,9 @@ Rules:
 - arguments are checked against the tool's schema before anything runs (msgspec decodes the raw
   text); a call runs only if it holds an approval for exactly its arguments (``approval.py``);
 - approved calls run concurrently, at most ``limit`` at a time: async tools on the event loop,
-  sync tools in the runner's own thread pool of ``limit`` threads (context variables copied);
+  sync tools in a thread pool (context variables copied): by default one pool shared by every
+  runner of the process, of ``SHARED_THREADS`` (32) threads at most, so a thousand agents do not
+  make a thousand pools; ``threads=`` gives a runner a pool of its own;
 - a tool with ``concurrency_safe=False`` runs alone: after every call before it has finished,
   before any call after it starts;
 - a timeout (the tool's, else the runner's) ends the call with an error result; an async tool is
@@ -48,22 +50,33 @@ import msgspec
 from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage, dumps
 from msgwire.types import now
 
+from ..audit import RESULT_DECISIONS
 from . import results as _results
 from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, fingerprint
+from .policy import ApprovalPolicy
 from .registry import BaseTool, ToolContext, ToolRegistry
 
-__all__ = ["OnStart", "ToolRunner"]
+__all__ = ["SHARED_THREADS", "OnStart", "ToolRunner"]
 
 OnStart = Callable[[ToolCallBlock], None]
 """Called with each approved call as it starts running."""
 
-_DECISIONS = {
-    "success": "tool_executed",
-    "error": "tool_failed",
-    "denied": "permission_denied",
-    "interrupted": "tool_interrupted",
-}
+SHARED_THREADS = 32
+"""Threads of the pool every runner shares for sync tools (unless given ``threads=``)."""
 _MAX_NAMES = 20  # tools listed to a model that called one that does not exist
+_shared: ThreadPoolExecutor | None = None
+_shared_lock = threading.Lock()
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    global _shared
+    pool = _shared
+    if pool is None:
+        with _shared_lock:
+            if _shared is None:
+                _shared = ThreadPoolExecutor(max_workers=SHARED_THREADS, thread_name_prefix="msgwire-tool")
+            pool = _shared
+    return pool
 
 
 @dataclasses.dataclass
@@ -85,10 +98,11 @@ class ToolRunner:
     """Runs the tools of a ``ToolRegistry`` (see the module docstring).
 
     ``approver``: asked about calls whose policy is ``"ask"`` (none: they are denied).
-    ``limit``: calls at once, and the size of the thread pool for sync tools.
+    ``limit``: calls of one message at once.
     ``timeout``: seconds, for tools without their own (``None``: no limit).
     ``deps``: handed to tools through ``ToolContext.deps``.
-    Close it (``close()``, or ``with`` / ``async with``) to stop its threads.
+    ``threads``: the pool sync tools run in (by default the one every runner shares); a pool
+    given here is yours to shut down.
     """
 
     def __init__(
@@ -99,7 +113,10 @@ class ToolRunner:
         limit: int = 16,
         timeout: float | None = None,
         deps: Any = None,
+        threads: ThreadPoolExecutor | None = None,
     ) -> None:
+        if not isinstance(registry, ToolRegistry):
+            raise TypeError(f"a ToolRunner runs the tools of a ToolRegistry, got {type(registry).__name__}")
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         self.registry = registry
@@ -107,17 +124,13 @@ class ToolRunner:
         self.limit = limit
         self.timeout = timeout
         self.deps = deps
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()  # runs from several threads share one pool
+        self._pool = threads
 
     # --- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the thread pool (sync tools still running finish in the background)."""
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        """Nothing to stop (the shared pool lives with the process; a pool given as ``threads``
+        is its owner's): kept so that a runner can be used in ``with``."""
 
     def __enter__(self) -> ToolRunner:
         return self
@@ -134,22 +147,22 @@ class ToolRunner:
         self.close()
 
     def _threads(self) -> ThreadPoolExecutor:
-        pool = self._pool
-        if pool is None:
-            with self._pool_lock:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix="msgwire-tool")
-                pool = self._pool
-        return pool
+        return self._pool if self._pool is not None else _shared_pool()
 
     # --- the steps --------------------------------------------------------------------------
 
     async def approve(
-        self, message: AssistantMessage, *, conversation: Recorder | None = None, approver: Approver | None = None
+        self,
+        message: AssistantMessage,
+        *,
+        conversation: Recorder | None = None,
+        approver: Approver | None = None,
+        policy: ApprovalPolicy | None = None,
     ) -> Approvals:
         """Decide the message's pending calls (``approval.decide``), with ``approver`` or the
-        runner's."""
-        return await decide(message, self.registry, approver or self.approver, conversation=conversation)
+        runner's; ``policy``, when given, over each tool's own."""
+        _check_message(message)
+        return await decide(message, self.registry, approver or self.approver, conversation=conversation, policy=policy)
 
     async def run(
         self,
@@ -157,16 +170,25 @@ class ToolRunner:
         *,
         conversation: Recorder | None = None,
         approver: Approver | None = None,
+        policy: ApprovalPolicy | None = None,
         cancel: asyncio.Event | None = None,
         on_start: OnStart | None = None,
     ) -> list[ToolResultMessage]:
         """``approve`` then ``execute``: the results, one per call, in call order."""
-        approvals = await self.approve(message, conversation=conversation, approver=approver)
+        approvals = await self.approve(message, conversation=conversation, approver=approver, policy=policy)
         return await self.execute(approvals, conversation=conversation, cancel=cancel, on_start=on_start)
 
-    def run_sync(self, message: AssistantMessage, **options: Any) -> list[ToolResultMessage]:
+    def run_sync(
+        self,
+        message: AssistantMessage,
+        *,
+        conversation: Recorder | None = None,
+        approver: Approver | None = None,
+        policy: ApprovalPolicy | None = None,
+    ) -> list[ToolResultMessage]:
         """``run`` from synchronous code (starts an event loop: not from inside one)."""
-        return asyncio.run(self.run(message, **options))
+        _check_message(message)
+        return asyncio.run(self.run(message, conversation=conversation, approver=approver, policy=policy))
 
     async def execute(
         self,
@@ -364,6 +386,13 @@ class ToolRunner:
             return _audited(crashed, call, job.fingerprint, "exception")
 
 
+def _check_message(message: object) -> None:
+    if not isinstance(message, AssistantMessage):
+        raise TypeError(
+            f"a ToolRunner runs the tool calls of an AssistantMessage (the model's), got {type(message).__name__}"
+        )
+
+
 async def _interrupt(tasks: Any) -> None:
     """Cancel the tasks and wait until each has its (interrupted) result."""
     live = [t for t in tasks if not t.done()]
@@ -421,7 +450,7 @@ class _Emitter:
                 audit = outcome.audit
                 if "result_bytes" not in audit:
                     audit["result_bytes"] = len(dumps(outcome.result.content))
-                self.recorder.record(outcome.result, _DECISIONS[outcome.result.status], audit)
+                self.recorder.record(outcome.result, RESULT_DECISIONS[outcome.result.status], audit)
             self.next += 1
 
     def flush_quietly(self) -> None:

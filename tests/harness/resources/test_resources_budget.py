@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from resources_support import render
 
 import msgwire
 from msgwire import (
@@ -28,6 +27,7 @@ from msgwire import (
 )
 from msgwire.harness.resources import TokenBudget, estimate_tokens, resolve
 from msgwire.harness.resources.ocr import TesseractOCR
+from tests._support.images import render
 from tests._support.strategies import examples, tool_histories
 
 
@@ -182,11 +182,11 @@ def test_resolve_is_the_one_call_before_a_request(tmp_path: Path) -> None:
         files = FileResolver(tmp_path)
         images = ImageRecognizer(ocr=ocr, files=files)
         history = [plain, typed, scan]
-        resolved = resolve(history, files=files, images=images)
+        resolved = resolve(history, [files, images])
         assert resolved[0] is plain
         refs = [b for b in resolved[1].content if type(b) is FileReferenceBlock]  # type: ignore[union-attr]
         assert [(b.status, b.resolved_content) for b in refs] == [("resolved", "b = 2\n"), ("error", None)]
         image = resolved[2].content[1]  # type: ignore[union-attr]
         assert (image.status, image.mode_used, image.recognized_text) == ("resolved", "ocr", "Invoice total 1234 EUR")  # type: ignore[union-attr]
-        again = resolve(resolved, files=files, images=images)
+        again = resolve(resolved, [files, images])
         assert all(a is b for a, b in zip(again, resolved, strict=True))

@@ -7,6 +7,7 @@ import contextvars
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -24,6 +25,7 @@ from msgwire.harness import (
     ToolRegistry,
     ToolRunner,
 )
+from msgwire.harness.tools.run import SHARED_THREADS
 from tests._support.strategies import examples
 
 WAIT = 10.0  # seconds: how long a test waits for an event before it counts as a failure
@@ -105,7 +107,7 @@ def test_a_tool_that_is_not_concurrency_safe_runs_alone_between_safe_ones() -> N
     assert by_id["call_3"].started_at >= by_id["call_2"].started_at  # type: ignore[operator]
 
 
-def test_concurrency_is_bounded_by_the_limit_and_sync_tools_run_in_the_runners_threads() -> None:
+def test_concurrency_is_bounded_by_the_limit_and_sync_tools_run_in_the_pool_given() -> None:
     limit = 4
     barrier = threading.Barrier(limit, timeout=WAIT)  # breaks unless `limit` tools run at once
     lock = threading.Lock()
@@ -125,12 +127,36 @@ def test_concurrency_is_bounded_by_the_limit_and_sync_tools_run_in_the_runners_t
         return n * n
 
     message = _calls(*[("work", {"n": n}) for n in range(3 * limit)])
-    with ToolRunner(registry, limit=limit) as runner:
+    with (
+        ThreadPoolExecutor(max_workers=limit, thread_name_prefix="own") as pool,
+        ToolRunner(registry, limit=limit, threads=pool) as runner,
+    ):
         results = _run(runner, message)
     assert [_text(r) for r in results] == [str(n * n) for n in range(3 * limit)]
     assert running[1] == limit
     assert len(threads) == limit
-    assert all(t.startswith("msgwire-tool") for t in threads)
+    assert all(t.startswith("own") for t in threads)
+
+
+def test_every_runner_shares_one_bounded_pool_for_sync_tools() -> None:
+    """A thousand agents are a thousand runners: their sync tools share one pool of at most
+    SHARED_THREADS threads, not a pool each."""
+    registry = ToolRegistry()
+
+    @registry.tool
+    def where() -> str:
+        return threading.current_thread().name
+
+    async def main() -> set[str]:
+        runners = [ToolRunner(registry) for _ in range(200)]
+        message = _calls(("where", {}))
+        results = await asyncio.gather(*(r.run(message) for r in runners))
+        return {_text(r) for rs in results for r in rs}
+
+    names = asyncio.run(main())
+    assert all(n.startswith("msgwire-tool") for n in names)
+    tool_threads = [t for t in threading.enumerate() if t.name.startswith("msgwire-tool")]
+    assert 1 <= len(tool_threads) <= SHARED_THREADS
 
 
 def test_results_come_back_in_call_order_whatever_order_they_finish_in() -> None:

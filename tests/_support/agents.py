@@ -7,7 +7,7 @@ from typing import Any
 
 from msgwire.harness import Approve, Deny, ToolRegistry
 from msgwire.harness.providers import PROVIDERS, HTTPProvider, Retry
-from msgwire.harness.scripted import ScriptedServer
+from msgwire.testing import ScriptedServer
 
 FAST_RETRY = Retry(max_retries=0)
 """The providers' own retries (before the first byte) off: the agent's are under test."""

@@ -14,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -39,15 +40,20 @@ class PostgresServer:
     def conninfo(self) -> str:
         return f"host={self.socket_dir} port=5432 user=postgres dbname=postgres"
 
+    def url(self, database: str = "postgres", options: str | None = None) -> str:
+        """A ``postgresql://`` URL of the server (its Unix socket as the ``host`` parameter)."""
+        query = {"host": str(self.socket_dir), "port": "5432"} | ({"options": options} if options else {})
+        return f"postgresql://postgres@/{database}?{urllib.parse.urlencode(query, quote_via=urllib.parse.quote)}"
+
     def schema_url(self, name: str | None = None) -> str:
-        """A connection string whose tables go to a fresh schema of their own (one per test:
+        """A ``postgresql://`` URL whose tables go to a fresh schema of their own (one per test:
         cheaper than a database). The schema is created here."""
         import psycopg
 
         name = name or f"t_{uuid.uuid4().hex[:16]}"
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {name}")
-        return f"{self.conninfo} options='-c search_path={name}'"
+        return self.url(options=f"-c search_path={name}")
 
     def _as_owner(self, *args: str) -> subprocess.CompletedProcess[str]:
         cmd = list(args)

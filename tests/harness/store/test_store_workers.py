@@ -13,9 +13,9 @@ import signal
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
-from storehelp import append_worker, crash_worker
 
 from msgwire.harness.store import SQLStore, open_store
+from tests._support.stores import append_worker, crash_worker
 
 DEEP = os.environ.get("MSGWIRE_HYPOTHESIS") == "deep"
 WORKERS, APPENDS = (8, 2000) if DEEP else (4, 200)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from resources_support import ENGLISH, GERMAN, HttpVision, render, scripted_model, serving, words
 
 from msgwire import AssistantMessage, Base64Source, ImageBlock, PathSource, UrlSource, formats, user
 from msgwire.errors import ResourceError
@@ -24,6 +23,7 @@ from msgwire.harness.resources import (
     sniff_image,
 )
 from msgwire.harness.resources.ocr import TesseractOCR
+from tests._support.images import ENGLISH, GERMAN, HttpVision, render, scripted_model, serving, words
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """The swarm's tables: agents (idle or running, the encouragement counter, the mail taken) and
-mail (broadcasts and direct messages), on top of ``SQLBase``'s conversations.
+mail (broadcasts and direct messages), beside the conversations (``trail.py``), so that a post
+and its recipients' counters share one transaction, and so do a delivery and its append.
 
 A post is stored once, in ``msgwire_mail``; in the same transaction its recipients' counters go
 back to 0 and idle ones are set running. Each agent takes its mail into its own conversation
@@ -20,12 +21,13 @@ from typing import Any, Literal
 import msgspec
 
 from msgwire import TextBlock, UserMessage, loads
-from msgwire._ids import new_id, now
+from msgwire.types import new_id, now
 
 from ..audit import Draft, Entry
-from .sql import Cursor, SQLBase
+from .base import Cursor
+from .trail import TrailTables
 
-__all__ = ["AgentState", "Mail", "SQLStore"]
+__all__ = ["AgentState", "Mail", "SwarmTables"]
 
 _AGENT = "SELECT name, conversation_id, state, encouragement, mail_seen, updated_at FROM msgwire_agents"
 
@@ -53,9 +55,8 @@ class Mail(msgspec.Struct, frozen=True, kw_only=True):
     message: UserMessage
 
 
-class SQLStore(SQLBase):
-    """Every operation of a store (``msgwire.harness.store.Store``): conversations, messages,
-    forks and audit export from ``SQLBase``, and the swarm's agents and mail."""
+class SwarmTables(TrailTables):
+    """A swarm's agents and mail in SQL (the ``SwarmStore`` calls; see ``msgwire.harness.store``)."""
 
     def __init__(self) -> None:
         self._mail_cond = threading.Condition()
@@ -115,7 +116,7 @@ class SQLStore(SQLBase):
     def set_agent(
         self, name: str, *, state: Literal["idle", "running"] | None = None, encouragement: int | None = None
     ) -> None:
-        """Change an agent's state or counter."""
+        """Change an agent's state or counter (``KeyError`` if it is not registered)."""
         sets, params = ["updated_at = ?"], [self._time(now())]
         if state is not None:
             sets.append("state = ?")
@@ -123,29 +124,40 @@ class SQLStore(SQLBase):
         if encouragement is not None:
             sets.append("encouragement = ?")
             params.append(encouragement)
-        self._run(
+        changed = self._run(
             lambda cur: cur.run(
                 f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ?", (*params, self._key(name))
             )
         )
+        if not changed:
+            raise KeyError(f"no agent {name!r} in {self.url}")
 
-    def rest(self, name: str) -> bool:
+    def idle_unless_mail(self, name: str) -> bool:
         """Set an agent idle unless mail is waiting for it (then it stays running: a post that
         raced with its last step is never lost); whether it went idle."""
-        key = self._key(name)
+        return self.record_step(name, idle=True)
 
-        def work(cur: Cursor) -> bool:
-            return (
-                cur.run(
-                    "UPDATE msgwire_agents SET state = 'idle', updated_at = ? WHERE name = ? AND NOT EXISTS "
+    def record_step(self, name: str, *, encouragement: int | None = None, idle: bool = False) -> bool:
+        """After an agent's step, in one transaction: its counter becomes ``encouragement`` and,
+        with ``idle``, it goes idle, unless mail is waiting for it (a post that came during the
+        step reset its counter and started it: that wins); whether it was written."""
+        sets, params = ["updated_at = ?"], [self._time(now())]
+        if encouragement is not None:
+            sets.append("encouragement = ?")
+            params.append(encouragement)
+        if idle:
+            sets.append("state = 'idle'")
+        return (
+            self._run(
+                lambda cur: cur.run(
+                    f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ? AND NOT EXISTS "
                     "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
                     "AND (m.target IS NULL OR m.target = msgwire_agents.name))",
-                    (self._time(now()), key),
+                    (*params, self._key(name)),
                 )
-                > 0
             )
-
-        return self._run(work)
+            > 0
+        )
 
     def post(self, message: str | UserMessage, *, to: str | None = None, sender: str | None = None) -> Mail:
         """A direct message to agent ``to`` (``to=None``: a broadcast to every agent): stored
@@ -173,6 +185,8 @@ class SQLStore(SQLBase):
     ) -> Mail:
         if isinstance(message, str):
             message = UserMessage(content=[TextBlock(text=message)], source=kind)
+        elif not isinstance(message, UserMessage):
+            raise TypeError(f"a post is text or a UserMessage, got {type(message).__name__}")
         elif message.source != kind:
             message = msgspec.structs.replace(message, source=kind)
         data = msgspec.json.encode(message).decode()

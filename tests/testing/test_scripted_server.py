@@ -1,4 +1,4 @@
-"""The scripted model server (``msgwire.harness.scripted``): what it writes is what the
+"""The scripted model server (``msgwire.testing``): what it writes is what the
 providers' own SDKs read (the openai and anthropic clients, streamed and not), its error
 bodies are what ``msgwire.from_response`` reads as the provider's error, and its script
 (replies in turn, a responder, exhaustion, unknown paths) behaves as documented."""
@@ -16,7 +16,7 @@ import pytest
 
 import msgwire
 from msgwire import AssistantMessage, ProviderError, TextBlock, ThinkingBlock, Usage
-from msgwire.harness.scripted import (
+from msgwire.testing import (
     Received,
     ScriptedServer,
     error,

@@ -73,9 +73,9 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
     import threading
 
     import msgwire
-    from msgwire.harness.store import open_store, sql
+    from msgwire.harness.store import base, open_store
 
-    plain_many = sql.Cursor.many
+    plain_many = base.Cursor.many
     count = {"batches": 0}
 
     def many(self: Any, statement: str, params: Any) -> None:
@@ -86,7 +86,7 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
                 threading.Event().wait()  # until SIGKILL
             count["batches"] += 1
 
-    sql.Cursor.many = many  # type: ignore[method-assign]
+    base.Cursor.many = many  # type: ignore[method-assign]
     store = open_store(url)
     for b in range(batches):
         store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"b{b}-{j}") for j in range(50)])

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter
 
 from msgwire.formats import from_request
 from msgwire.harness.providers import PROVIDERS, HTTPProvider, Retry
-from msgwire.harness.scripted import Received, ScriptedServer
+from msgwire.testing import Received, ScriptedServer
 
 DIALECTS = tuple(PROVIDERS)
 FAST_RETRY = Retry(initial_delay=0.01, max_delay=0.05)

@@ -1,0 +1,176 @@
+"""What every SQL store is made of: a ``Cursor`` over one transaction, the dialect hooks a
+backend fills in (``sqlite.py``, ``postgres.py``), the retry of a transaction rolled back for
+contention, the schema's migrations, and the types the tables come back as.
+
+The tables are read and written by three layers above this one, each a file: ``trail.py``
+(entries and message rows: the append transaction), ``conversations.py`` (the conversation
+store's calls) and ``swarm.py`` (agents and mail); ``sql.py`` joins them into ``SQLStore``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Self, TypeVar
+
+import msgspec
+
+from msgwire.errors import StoreError
+from msgwire.types import now
+
+from ..audit import Parent
+from .rows import BadRow
+from .schema import SCHEMA_VERSION, Types, migrations
+
+__all__ = ["ConversationInfo", "Cursor", "OnError", "SQLBase", "report_bad_row"]
+
+_log = logging.getLogger("msgwire.harness.store")
+T = TypeVar("T")
+
+
+OnError = Literal["raise", "skip"] | Callable[[BadRow], None]
+"""What a load does with a row it cannot decode: ``"raise"`` a ``DecodeError`` naming the
+conversation and seq; ``"skip"`` it (logged as a warning on the ``msgwire.harness.store``
+logger); or a callable, given each ``BadRow``, after which the row is skipped."""
+
+
+class ConversationInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """One conversation as ``conversations()`` lists it (no entries read)."""
+
+    id: str
+    agent: str | None
+    system_prompt: str | None
+    mode: str | None
+    branch: str
+    parent: Parent | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    entries: int
+    head: str
+    metadata: dict[str, Any]
+
+
+class Cursor:
+    """One transaction's statements: ``rows`` / ``one`` / ``run`` / ``many`` over the driver's
+    cursor, the SQL written with ``?`` placeholders (the dialect's replace them)."""
+
+    def __init__(self, raw: Any, placeholder: Callable[[str], str]) -> None:
+        self._raw = raw
+        self._sql = placeholder
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._raw.execute(self._sql(sql), params)
+        return list(self._raw.fetchall())
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        self._raw.execute(self._sql(sql), params)
+        row = self._raw.fetchone()
+        return tuple(row) if row is not None else None
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self._raw.execute(self._sql(sql), params)
+        return int(self._raw.rowcount)
+
+    def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+        if params:
+            self._raw.executemany(self._sql(sql), params)
+
+
+class SQLBase:
+    """A store over one SQL database: its transactions and dialect words.
+
+    A backend gives: ``_transaction()`` (a context manager: a ``Cursor`` inside one
+    transaction that takes the write lock), ``_transient(exc)`` (an error after which the
+    transaction was rolled back and may be retried), ``_db_errors()``, ``_key`` / ``_unkey`` (an
+    id to its column value and back), ``_time`` / ``_untime``, ``_in(n)`` (a placeholder list for
+    ``IN``), ``_for_update`` and ``_message_sql`` (the message bytes inside an entry's body).
+    """
+
+    url: str
+    types: Types
+    _for_update = ""
+    _retries = 8
+
+    # --- dialect hooks (subclasses) -----------------------------------------------------------
+
+    def _transaction(self) -> contextlib.AbstractContextManager[Cursor]:
+        raise NotImplementedError
+
+    def _transient(self, exc: BaseException) -> bool:
+        raise NotImplementedError
+
+    def _db_errors(self) -> tuple[type[BaseException], ...]:
+        raise NotImplementedError
+
+    def _key(self, value: str) -> Any:
+        return value
+
+    def _unkey(self, value: Any) -> str:
+        return str(value)
+
+    def _time(self, value: dt.datetime) -> Any:
+        return value.isoformat()
+
+    def _untime(self, value: Any) -> dt.datetime:
+        return value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value)
+
+    def _in(self, n: int) -> str:
+        return "(" + ",".join("?" * n) + ")"
+
+    def _message_sql(self, alias: str) -> str:
+        raise NotImplementedError
+
+    def _json_bytes(self, column: str) -> str:
+        """A text column read as bytes when the driver makes that cheaper (SQLite)."""
+        return column
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- running a transaction ----------------------------------------------------------------
+
+    def _run(self, work: Callable[[Cursor], T]) -> T:
+        """``work`` in one transaction, retried (with a growing pause) when the database
+        rolled it back for contention, so "database is locked" never reaches the caller."""
+        delay = 0.005
+        for attempt in range(self._retries + 1):
+            try:
+                with self._transaction() as cur:
+                    return work(cur)
+            except self._db_errors() as exc:
+                if attempt < self._retries and self._transient(exc):
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.5)
+                    continue
+                raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _migrate(self, cur: Cursor, current: int) -> None:
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"the database's msgwire schema is version {current}; this msgwire knows "
+                f"{SCHEMA_VERSION}: upgrade msgwire"
+            )
+        for version, statements in migrations(self.types, current):
+            for statement in statements:
+                cur.run(statement)
+            cur.run("INSERT INTO msgwire_schema (version, applied_at) VALUES (?, ?)", (version, self._time(now())))
+
+
+def report_bad_row(bad: BadRow, on_error: OnError) -> None:
+    """Tell ``on_error`` of a row a load skips (a warning on the store's logger for ``"skip"``)."""
+    if on_error == "skip":
+        _log.warning(
+            "skipped a bad %s row of conversation %r at seq %d: %s", bad.table, bad.conversation_id, bad.seq, bad.error
+        )
+    elif callable(on_error):
+        on_error(bad)

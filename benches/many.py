@@ -1,0 +1,270 @@
+"""Many conversations at once: the client's CPU per conversation, beside openai-agents and
+pydantic-ai, at the pace real tokens arrive (issue 22, "Many conversations at once").
+
+N conversations run concurrently in one event loop, each two agent steps against a local model
+server in another process (``benches/many_server.py``: a streamed tool call, the tool, a
+streamed 100-chunk answer, ``--pace`` seconds between chunks). The client and the server each
+get a core of their own (``sched_setaffinity``); the client's CPU time is counted whole
+(``time.process_time``: every thread, the HTTP stack and the tool threads included) and divided
+by N. For msgwire also: the time to the answer's first token (the server stamps the time it
+wrote that chunk into its id), p50 and p99, and the threads the process had at its peak.
+
+Run: ``.venv/bin/python -m benches.many [--n 1000] [--pace 0.02] [--clients msgwire,openai-agents,...]``.
+Entries: ``msgwire`` (``Agent.astream``), ``openai-agents`` (``Runner.run_streamed``),
+``pydantic-ai`` (``agent.run`` with an event stream handler), ``floor`` (the same requests on one
+raw asyncio connection per conversation, each chunk read and handed to ``msgwire.Decoder``: what
+any client must do); and the transports alone, the same two requests per conversation with each
+reply's chunks decoded, no agent: ``http-httpx``, ``http-httpx2``, ``http-aiohttp`` (one client
+or session shared by every conversation, as a gateway shares one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+import msgwire
+
+SERVER = Path(__file__).with_name("many_server.py")
+PROMPT = "Look up k and tell me."
+
+
+def lookup(key: str, padding: str = "") -> str:
+    """Look a key up in the store."""
+    return f"{key} = value of {key}"
+
+
+class Sample:
+    def __init__(self) -> None:
+        self.ttft: list[float] = []
+        self.peak_threads = 0
+
+    def threads(self) -> None:
+        self.peak_threads = max(self.peak_threads, threading.active_count())
+
+
+def _first_token(event: Any, state: dict[str, int]) -> float | None:
+    """The ms from the server's write of the answer's first chunk to its first text event here."""
+    if event.type == "message_start" and event.response_id and event.response_id[9:].isdigit():
+        state["server_ns"] = int(event.response_id[9:])
+    elif event.type == "text_delta" and "server_ns" in state and "seen" not in state:
+        state["seen"] = 1
+        return (time.time_ns() - state["server_ns"]) / 1e6
+    return None
+
+
+async def _msgwire(url: str, n: int, sample: Sample, client: Any = None) -> None:
+    from msgwire.harness import Agent, ToolRegistry
+    from msgwire.harness.providers import OpenAI
+
+    provider = OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", async_client=client)
+    tools = ToolRegistry([lookup])
+
+    async def one() -> None:
+        with Agent(provider, tools=tools, max_steps=4) as agent:
+            state: dict[str, int] = {}
+            async for event in agent.astream(PROMPT):
+                took = _first_token(event, state)
+                if took is not None:
+                    sample.ttft.append(took)
+                    sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    await provider.aclose()
+
+
+async def _openai_agents(url: str, n: int, sample: Sample) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    agent = Agent(
+        name="bench",
+        model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client),
+        tools=[function_tool(lookup)],
+    )
+
+    async def one() -> None:
+        result = Runner.run_streamed(agent, PROMPT)
+        async for _ in result.stream_events():
+            pass
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    await client.close()
+
+
+async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(base_url=url, api_key="sk-bench")), tools=[lookup])
+
+    async def drain(_context: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    async def one() -> None:
+        await agent.run(PROMPT, event_stream_handler=drain)
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+
+
+async def _floor(url: str, n: int, sample: Sample) -> None:
+    """Two requests per conversation on one raw connection, each reply's chunks decoded by
+    msgwire: the bytes any client must move and parse, with no HTTP library and no agent."""
+    host, port = url.removeprefix("http://").split(":")
+    first = msgspec.json.encode({"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": PROMPT}]})
+    second = msgspec.json.encode(
+        {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": PROMPT}, {"role": "assistant"}]}
+    )
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: bytes) -> None:
+        writer.write(b"POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        await reader.readuntil(b"\r\n\r\n")
+        decoder = msgwire.Decoder("openai")
+        while True:
+            size = int((await reader.readuntil(b"\r\n"))[:-2], 16)
+            chunk = await reader.readexactly(size + 2)
+            if size == 0:
+                break
+            decoder.feed(chunk[:-2])
+        decoder.finish()
+
+    async def one() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        await reply(reader, writer, first)
+        await reply(reader, writer, second)
+        writer.close()
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+
+
+# --- the transports alone: the same two requests per conversation, each reply decoded -----------
+
+_BODIES = (
+    msgspec.json.encode({"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": PROMPT}]}),
+    msgspec.json.encode(
+        {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": PROMPT}, {"role": "assistant"}]}
+    ),
+)
+_HEADERS = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+
+
+async def _via_httpx(module: Any, url: str, n: int, sample: Sample) -> None:
+    client = module.AsyncClient(timeout=600)
+
+    async def one() -> None:
+        for body in _BODIES:
+            decoder = msgwire.Decoder("openai")
+            async with client.stream("POST", f"{url}/chat/completions", content=body, headers=_HEADERS) as reply:
+                async for chunk in reply.aiter_bytes():
+                    decoder.feed(chunk)
+            decoder.finish()
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    await client.aclose()
+
+
+async def _via_aiohttp(url: str, n: int, sample: Sample) -> None:
+    import aiohttp
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+        async def one() -> None:
+            for body in _BODIES:
+                decoder = msgwire.Decoder("openai")
+                async with session.post(f"{url}/chat/completions", data=body, headers=_HEADERS) as reply:
+                    async for chunk in reply.content.iter_any():
+                        decoder.feed(chunk)
+                decoder.finish()
+            sample.threads()
+
+        await asyncio.gather(*(one() for _ in range(n)))
+
+
+def _httpx(url: str, n: int, sample: Sample) -> Awaitable[None]:
+    import httpx
+
+    return _via_httpx(httpx, url, n, sample)
+
+
+def _httpx2(url: str, n: int, sample: Sample) -> Awaitable[None]:
+    import httpx2
+
+    return _via_httpx(httpx2, url, n, sample)
+
+
+ENTRIES: dict[str, Callable[[str, int, Sample], Awaitable[None]]] = {
+    "msgwire": _msgwire,
+    "openai-agents": _openai_agents,
+    "pydantic-ai": _pydantic_ai,
+    "floor": _floor,
+    "http-httpx": _httpx,
+    "http-httpx2": _httpx2,
+    "http-aiohttp": _via_aiohttp,
+}
+
+
+def measure(name: str, url: str, n: int) -> dict[str, Any]:
+    asyncio.run(ENTRIES[name](url, min(n, 10), Sample()))  # imports and first connections: not counted
+    sample = Sample()
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(ENTRIES[name](url, n, sample))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    out: dict[str, Any] = {"entry": name, "n": n, "cpu_ms_per_run": cpu / n * 1000, "wall_s": wall}
+    out["runs_per_s"] = n / wall
+    out["threads"] = sample.peak_threads
+    if sample.ttft:
+        ordered = sorted(sample.ttft)
+        out["ttft_p50_ms"] = statistics.median(ordered)
+        out["ttft_p99_ms"] = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[1000])
+    parser.add_argument("--pace", type=float, default=0.02)
+    parser.add_argument("--clients", default="msgwire,openai-agents,pydantic-ai,floor")
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER), str(args.pace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    assert server.stdin is not None
+    url = server.stdout.readline().strip()
+    try:
+        for n in args.n:
+            for _ in range(args.rounds):
+                for name in args.clients.split(","):
+                    result = measure(name, url, n)
+                    print(msgspec.json.encode(result).decode(), flush=True)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

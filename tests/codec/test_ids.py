@@ -50,3 +50,21 @@ def test_threads_never_share_an_id() -> None:
     assert len(set(every)) == len(every) == 4 * 2200
     for ids in found:
         assert ids == sorted(ids)
+
+
+def test_a_forked_child_never_repeats_the_parents_randomness() -> None:
+    """Randomness is read 4 KiB at a time: a child forked with the buffer must not hand out the
+    same bytes as its parent (the same millisecond would then give the same ids)."""
+    import os
+
+    new_id()  # the buffer is filled
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        os.write(writer, new_id().encode())
+        os._exit(0)
+    os.close(writer)
+    theirs = os.read(reader, 64).decode()
+    os.waitpid(child, 0)
+    ours = new_id()
+    assert theirs[-17:] != ours[-17:]

@@ -830,15 +830,7 @@ def _entry_from_raw(raw: _RawEntry, path: str) -> Entry:
         message = loads(bytes(raw.message), type=Message)
     except DecodeError as exc:
         raise DecodeError(f"{exc} (in {path})", path=path) from None
-    return Entry(
-        id=raw.id,
-        seq=raw.seq,
-        timestamp=raw.timestamp,
-        message=message,
-        decision=raw.decision,
-        audit=raw.audit,
-        hash=raw.hash,
-    )
+    return Entry(**(msgspec.structs.asdict(raw) | {"message": message}))
 
 
 def _fill_chain(header: AuditHeader, entries: list[Entry]) -> list[Entry]:
@@ -855,19 +847,9 @@ def _fill_chain(header: AuditHeader, entries: list[Entry]) -> list[Entry]:
         prev = header_link(header, GENESIS)
         header.chain, header.version = [Link(at=0, hash=prev)], AUDIT_VERSION
     for position, e in enumerate(entries):
-        seq = position if no_seq else e.seq
+        e = msgspec.structs.replace(e, seq=position if no_seq else e.seq)
         if no_hash:
-            e = seal(
-                id=e.id,
-                seq=seq,
-                timestamp=e.timestamp,
-                message=e.message,
-                decision=e.decision,
-                audit=e.audit,
-                prev=prev,
-            )
-        else:
-            e = msgspec.structs.replace(e, seq=seq)
+            e = msgspec.structs.replace(e, hash=_chain(prev, entry_bytes(e)))
         filled.append(e)
         prev = e.hash
     return filled

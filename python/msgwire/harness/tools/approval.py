@@ -149,8 +149,21 @@ class Recorder(Protocol):
 
 def fingerprint(call: ToolCallBlock) -> str:
     """``sha256`` (hex) over the call id, the tool name and the exact arguments text."""
+    known = _fingerprints.get(id(call))
+    if known is not None and known[0] is call:  # the same (frozen) block: its text cannot have changed
+        return known[1]
     data = msgspec.json.encode(["msgwire-tool-call-v1", call.id, call.name, call.arguments])
-    return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
+    if len(_fingerprints) >= _FINGERPRINTS_KEPT:
+        _fingerprints.clear()
+    _fingerprints[id(call)] = (call, digest)
+    return digest
+
+
+# The fingerprints of the blocks last seen, by identity: a call is fingerprinted when it is
+# decided and again when it runs, and it is the same frozen object both times.
+_fingerprints: dict[int, tuple[ToolCallBlock, str]] = {}
+_FINGERPRINTS_KEPT = 1024
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -187,8 +200,12 @@ async def decide(
         except (msgspec.DecodeError, ValueError):
             continue
         rule = tool.policy if policy is None else policy
-        label = rule if isinstance(rule, str) else f"function:{_name(rule)}"
-        verdict = await _policy_verdict(rule, block)
+        verdict: Any
+        label: str
+        if isinstance(rule, str):
+            label, verdict = rule, rule
+        else:
+            label, verdict = f"function:{_name(rule)}", await _policy_verdict(rule, block)
         if verdict == "ask":
             request = ApprovalRequest(
                 call=block, tool=tool.spec, arguments=msgspec.to_builtins(arguments), fingerprint=fingerprint(block)
@@ -196,7 +213,7 @@ async def decide(
             asks.append((index, request))
             continue
         if verdict == "auto":
-            verdict = Approve(by="policy")
+            verdict = _BY_POLICY
         elif verdict == "deny":
             verdict = Deny(by="policy", reason=f"the tool {block.name!r} is not allowed")
         elif not isinstance(verdict, (Approve, Deny)):
@@ -210,10 +227,10 @@ async def decide(
     content = list(message.content)
     records: list[DecisionRecord] = []
     for index in sorted(decisions):
-        decision, label = decisions[index]
+        decision, how = decisions[index]
         block = content[index]
         assert type(block) is ToolCallBlock
-        new_block, record = _apply(block, decision, label, registry)
+        new_block, record = _apply(block, decision, how, registry)
         content[index] = new_block
         records.append(record)
         if conversation is not None:
@@ -223,9 +240,10 @@ async def decide(
     return Approvals(message=msgspec.structs.replace(message, content=content), records=records)
 
 
-async def _policy_verdict(policy: ApprovalPolicy, call: ToolCallBlock) -> Any:
-    if isinstance(policy, str):
-        return policy
+_BY_POLICY = Approve(by="policy")
+
+
+async def _policy_verdict(policy: Callable[[ToolCallBlock], Any], call: ToolCallBlock) -> Any:
     try:
         return await _maybe_await(policy(call))
     except Exception as exc:

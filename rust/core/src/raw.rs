@@ -162,6 +162,42 @@ fn write_normalized(out: &mut String, json: &str, depth: usize) -> Option<()> {
     Some(())
 }
 
+/// The first number of `json` (valid JSON) that `serde_json::Value` cannot hold as the number
+/// it is: one no double holds (`1e400`), an integer beyond 64 bits. Its offset in `json`, and
+/// why. (A fraction that underflows, `1e-400`, is the double 0 and passes.)
+pub(crate) fn unheld_number(json: &str) -> Option<(usize, String)> {
+    let bytes = json.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at += 1;
+                while at < bytes.len() && bytes[at] != b'"' {
+                    at += if bytes[at] == b'\\' { 2 } else { 1 };
+                }
+                at += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = bytes[at..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .count();
+                let number = &json[at..at + len];
+                if number.contains(['.', 'e', 'E']) {
+                    if !number.parse::<f64>().is_ok_and(f64::is_finite) {
+                        return Some((at, format!("number out of range: {number} (no double holds it)")));
+                    }
+                } else if number.parse::<i64>().is_err() && number.parse::<u64>().is_err() {
+                    return Some((at, format!("integer out of range: {number} (more than 64 bits)")));
+                }
+                at += len;
+            }
+            _ => at += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +222,19 @@ mod tests {
         assert!(normalized(&deep(128)).is_some());
         assert_eq!(normalized(&deep(129)), None, "deeper than `Value` reads");
         assert!(serde_json::from_str::<serde_json::Value>(&deep(129)).is_err());
+    }
+
+    #[test]
+    fn numbers_a_value_cannot_hold_are_found() {
+        for (json, found) in [
+            (r#"{"a":[1e400]}"#, Some(6)),
+            (r#"{"a":"1e400 \" 1e400","b":-1E+309}"#, Some(26)),
+            ("[123456789012345678901234567890]", Some(1)),
+            ("[-9223372036854775809]", Some(1)),
+            ("[-9223372036854775808, 18446744073709551615, 1e-400, -0, 0e0, 1.50, 1e308, true, null]", None),
+        ] {
+            assert_eq!(unheld_number(json).map(|(at, _)| at), found, "{json}");
+        }
     }
 
     #[test]

@@ -240,3 +240,61 @@ fn typed_numbers_out_of_range_are_errors_at_the_number() {
     }
     assert!(read(&created("1e-400"), DialectName::OpenAi).contains(r#""timestamp":"1970-01-01T00:00:00Z""#));
 }
+
+#[test]
+fn a_request_keeps_its_conversation_numbers_and_reads_its_settings_as_values() {
+    use msgwire_core::request::from_request_json;
+    let read = |body: &str, dialect| {
+        let session = from_request_json(body.as_bytes(), dialect).unwrap_or_else(|e| panic!("{e}\n{body}"));
+        String::from_utf8(session).expect("UTF-8")
+    };
+    for n in NUMBERS {
+        // the conversation: arguments and parts kept as written
+        let body = format!(
+            r#"{{"messages":[{{"role":"user","content":"hi"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"t","name":"f","input":{{"x":{n}}}}},{{"type":"zz","x":{n}}}]}}]}}"#
+        );
+        let session = read(&body, DialectName::Anthropic);
+        assert!(session.contains(&format!(r#""arguments":"{{\"x\":{n}}}""#)), "{session}");
+        assert!(session.contains(&format!(r#""part":{{"type":"zz","x":{n}}}"#)), "{session}");
+    }
+    // settings are values: a number a double (or a 64-bit integer) cannot hold as it is is
+    // refused at its offset, anywhere among them
+    for (body, dialect, n) in [
+        (r#"{"messages":[],"temperature":1e400}"#, DialectName::OpenAi, "1e400"),
+        (
+            r#"{"messages":[],"seed":123456789012345678901234567890}"#,
+            DialectName::OpenAi,
+            "123456789012345678901234567890",
+        ),
+        (r#"{"messages":[],"metadata":{"a":[1,-1E+309]}}"#, DialectName::OpenAi, "-1E+309"),
+        (
+            r#"{"contents":[],"generationConfig":{"topK":18446744073709551616}}"#,
+            DialectName::Gemini,
+            "18446744073709551616",
+        ),
+        (
+            r#"{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"maximum":1e999}}]}]}"#,
+            DialectName::Gemini,
+            "1e999",
+        ),
+    ] {
+        let error = from_request_json(body.as_bytes(), dialect).expect_err(body);
+        assert_eq!(error.offset, body.find(n), "{error}: {body}");
+        assert!(error.to_string().contains(n), "{error}");
+    }
+    // a typed setting its field cannot hold stays as it was, an extra field of the dialect
+    let session = read(r#"{"messages":[],"max_tokens":1e30,"temperature":1e-400}"#, DialectName::OpenAi);
+    assert!(
+        session.contains(r#""temperature":0.0,"extra":{"dialect":"openai","fields":{"max_tokens":1e+30}}"#),
+        "{session}"
+    );
+    let body = r#"{"contents":[],"generationConfig":{"maxOutputTokens":-1,"thinkingConfig":{"thinkingBudget":1e30}}}"#;
+    let session = read(body, DialectName::Gemini);
+    assert!(
+        session.contains(
+            r#""fields":{"generationConfig":{"maxOutputTokens":-1,"thinkingConfig":{"thinkingBudget":1e+30}}}"#
+        ),
+        "{session}"
+    );
+    assert!(!session.contains("reasoning"), "{session}");
+}

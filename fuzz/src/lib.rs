@@ -13,6 +13,7 @@
 
 pub mod canonical;
 pub mod dialect;
+pub mod json;
 pub mod ndjson;
 pub mod partial_json;
 pub mod request;

@@ -11,7 +11,8 @@
 //! - `finish` says what [`validate`] says of the whole text (error and offset included), and
 //!   `is_complete` agrees with it;
 //! - fed whole or in fragments, the parser ends with the same snapshot and result;
-//! - a complete document's snapshot is the same JSON value as the document;
+//! - a complete document's snapshot is the same JSON value as the document (its numbers the same
+//!   text);
 //! - [`validate`] accepts what `serde_json` accepts, but for its depth and number range limits.
 
 use std::borrow::Cow;
@@ -21,6 +22,7 @@ use msgwire_core::partial::{JsonLimits, PartialJson, validate, validate_bytes};
 use serde_json::Value;
 
 use crate::Case;
+use crate::json::Json;
 
 /// The limits the mode byte selects.
 pub fn limits(mode: u8) -> JsonLimits {
@@ -134,9 +136,10 @@ pub fn check(data: &[u8]) {
     }
     if validated.is_ok() && body.len() <= limits.max_size {
         let snap = snapshot(&whole).expect("a complete document has a snapshot");
-        if let (Ok(doc), Ok(snap)) = (serde_json::from_slice::<Value>(&body), serde_json::from_slice::<Value>(&snap)) {
-            assert_eq!(doc, snap, "the snapshot of a complete document is the document");
-        }
+        // as `Json` (numbers by their text): `serde_json::Value` would refuse `1e400` and nesting
+        // past 128, and see `1.50` and `1.5` as one
+        let (doc, snap) = (Json::parse_bytes(&body), Json::parse_bytes(&snap));
+        assert_eq!(doc, snap, "the snapshot of a complete document is the document");
     }
 
     // validate against serde_json, where both have a say.

@@ -43,8 +43,9 @@ use msgwire_core::request::{
 };
 use msgwire_core::{DialectName, Error};
 use serde::Deserialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::json::Json;
 
 /// The dialect of the low 3 bits of `byte`.
 pub fn dialect(byte: u8) -> DialectName {
@@ -133,7 +134,8 @@ fn convert_and_check(input: &[u8], dialect: DialectName, options: &Options<'_>, 
     let messages = message_count(input);
     assert!(report.iter().all(|l| l.message < messages), "{dialect}: a report entry past the input: {report_text}");
 
-    let value: Value = serde_json::from_str(text).expect("the body is JSON");
+    // as `Json`: a raw part or arguments object may hold a number no double holds (`1e400`)
+    let value = Json::parse(text);
     shape(&value, dialect, text);
     // raw JSON the conversion sends as it is (another dialect's part or an unknown block by
     // policy, a part of this dialect): the plan pairs the canonical calls only
@@ -223,7 +225,7 @@ pub fn with_ids(session: &[u8]) -> Vec<u8> {
 }
 
 /// The body's top-level keys are the dialect's: its conversation key, and optional ones.
-fn shape(body: &Value, dialect: DialectName, text: &str) {
+fn shape(body: &Json, dialect: DialectName, text: &str) {
     let (required, optional): (&str, &[&str]) = match dialect {
         DialectName::OpenAi | DialectName::Ollama => ("messages", &["tools"]),
         DialectName::Anthropic => ("messages", &["system", "tools"]),
@@ -231,7 +233,7 @@ fn shape(body: &Value, dialect: DialectName, text: &str) {
         DialectName::OpenAiResponses => ("input", &["instructions", "tools"]),
     };
     let object = body.as_object().unwrap_or_else(|| panic!("{dialect}: the body is an object: {text}"));
-    assert!(object.get(required).is_some_and(Value::is_array), "{dialect}: no {required} array: {text}");
+    assert!(object.get(required).is_some_and(Json::is_array), "{dialect}: no {required} array: {text}");
     for key in object.keys() {
         assert!(key == required || optional.contains(&key.as_str()), "{dialect}: unexpected key {key:?}: {text}");
     }
@@ -242,8 +244,8 @@ fn shape(body: &Value, dialect: DialectName, text: &str) {
 /// assistant message), Anthropic (each `tool_use` answered by a `tool_result` first in the next
 /// turn, roles alternating), OpenAI Responses (each `function_call` by one later
 /// `function_call_output`), Ollama and Gemini (as many answers, right after, as calls).
-fn answered(body: &Value, dialect: DialectName, server: Option<IdFormat>, text: &str) {
-    let list = |key: &str| body.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+fn answered(body: &Json, dialect: DialectName, server: Option<IdFormat>, text: &str) {
+    let list = |key: &str| body.get(key).and_then(Json::as_array).cloned().unwrap_or_default();
     let mut ids = Ids { dialect, server, text, seen: HashSet::new() };
     match dialect {
         DialectName::OpenAi | DialectName::Ollama => chat(&list("messages"), &mut ids),
@@ -270,20 +272,20 @@ impl Ids<'_> {
     }
 }
 
-fn str_of(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+fn str_of(v: &Json, key: &str) -> String {
+    v.get(key).and_then(Json::as_str).unwrap_or_default().to_owned()
 }
 
 /// OpenAI Chat (calls by id) and Ollama (calls by name): the `tool` messages right after an
 /// assistant message answer its calls, one each; no other `tool` message.
-fn chat(messages: &[Value], ids: &mut Ids<'_>) {
+fn chat(messages: &[Json], ids: &mut Ids<'_>) {
     let (dialect, text) = (ids.dialect, ids.text);
     let mut i = 0;
     while i < messages.len() {
         let message = &messages[i];
         i += 1;
         assert!(str_of(message, "role") != "tool", "{dialect}: a tool message answers no call: {text}");
-        let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else { continue };
+        let Some(calls) = message.get("tool_calls").and_then(Json::as_array) else { continue };
         let mut open: Vec<String> = Vec::new();
         for call in calls {
             if dialect == DialectName::OpenAi {
@@ -291,7 +293,7 @@ fn chat(messages: &[Value], ids: &mut Ids<'_>) {
                 ids.accept(&id, IdFormat::OpenAi);
                 open.push(id);
             } else {
-                open.push(call.pointer("/function/name").and_then(Value::as_str).unwrap_or("").to_owned());
+                open.push(call.pointer("/function/name").and_then(Json::as_str).unwrap_or("").to_owned());
             }
         }
         let key = if dialect == DialectName::OpenAi { "tool_call_id" } else { "tool_name" };
@@ -308,10 +310,10 @@ fn chat(messages: &[Value], ids: &mut Ids<'_>) {
 
 /// Anthropic: roles alternate; a turn's `tool_result` blocks come first and answer exactly the
 /// `tool_use` blocks of the turn before; the last turn calls nothing.
-fn anthropic(messages: &[Value], ids: &mut Ids<'_>) {
+fn anthropic(messages: &[Json], ids: &mut Ids<'_>) {
     let (dialect, text) = (ids.dialect, ids.text);
-    let blocks = |m: &Value| m.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
-    let of_type = |m: &Value, kind: &str, key: &str| -> Vec<String> {
+    let blocks = |m: &Json| m.get("content").and_then(Json::as_array).cloned().unwrap_or_default();
+    let of_type = |m: &Json, kind: &str, key: &str| -> Vec<String> {
         blocks(m).iter().filter(|b| str_of(b, "type") == kind).map(|b| str_of(b, key)).collect()
     };
     for (i, message) in messages.iter().enumerate() {
@@ -336,7 +338,7 @@ fn anthropic(messages: &[Value], ids: &mut Ids<'_>) {
 
 /// OpenAI Responses: each `function_call` answered by one later `function_call_output`, and
 /// every output answers one.
-fn responses(items: &[Value], ids: &mut Ids<'_>) {
+fn responses(items: &[Json], ids: &mut Ids<'_>) {
     let (dialect, text) = (ids.dialect, ids.text);
     let mut open: HashMap<String, usize> = HashMap::new();
     for item in items {
@@ -359,9 +361,9 @@ fn responses(items: &[Value], ids: &mut Ids<'_>) {
 
 /// Gemini: the `functionResponse` parts of a content answer the `functionCall` parts of the
 /// content before, by name, one each; the last content calls nothing.
-fn gemini(contents: &[Value], text: &str) {
-    let names = |c: &Value, key: &str| {
-        let parts = c.get("parts").and_then(Value::as_array).cloned().unwrap_or_default();
+fn gemini(contents: &[Json], text: &str) {
+    let names = |c: &Json, key: &str| {
+        let parts = c.get("parts").and_then(Json::as_array).cloned().unwrap_or_default();
         let mut names: Vec<String> = parts.iter().filter_map(|p| p.get(key)).map(|f| str_of(f, "name")).collect();
         names.sort();
         names

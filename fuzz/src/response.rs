@@ -16,8 +16,8 @@ use msgwire_core::DialectName;
 use msgwire_core::partial::validate;
 use msgwire_core::request::{made_up_call_id, report_json};
 use msgwire_core::response::{Options, ResponseError, from_response_json, to_response_json};
-use serde_json::Value;
 
+use crate::json::Json;
 use crate::request::dialect;
 
 /// The id and time both readings get (whole seconds: what OpenAI's `created` can hold).
@@ -64,10 +64,11 @@ pub fn check(data: &[u8]) {
 /// not carry (`tests/formats/test_responses.py` `expected()`): the id made for a body when the message
 /// has no `response_id`, zero usage for a missing one where the body always has usage, and a
 /// raw stop reason the writer replaces by the dialect's own value for the stop reason (the stop
-/// reason itself is kept, but for "unknown", whose value may read as a known one).
+/// reason itself is kept, but for "unknown", whose value may read as a known one). Compared as
+/// [`Json`]: the raw JSON a message keeps comes back byte for byte, numbers included (`1e400`).
 fn same_up_to_the_dialect(dialect: DialectName, message: &str, got: &[u8], body: &str) {
-    let mut want: Value = serde_json::from_str(message).expect("JSON");
-    let mut got: Value = serde_json::from_slice(got).expect("JSON");
+    let mut want = Json::parse(message);
+    let mut got = Json::parse_bytes(got);
     let Some(object) = want.as_object_mut() else { panic!("{dialect}: a message is an object: {message}") };
     if !object.contains_key("response_id") {
         let prefix = match dialect {
@@ -78,7 +79,7 @@ fn same_up_to_the_dialect(dialect: DialectName, message: &str, got: &[u8], body:
             DialectName::Ollama => None,
         };
         if let Some(prefix) = prefix {
-            object.insert("response_id".to_owned(), Value::String(format!("{prefix}{ID}")));
+            object.insert("response_id".to_owned(), Json::String(format!("{prefix}{ID}")));
         }
     }
     // a call without arguments is written `{}` (what the SDKs' `json.loads` takes), which some
@@ -94,10 +95,10 @@ fn same_up_to_the_dialect(dialect: DialectName, message: &str, got: &[u8], body:
     }
     let Some(object) = want.as_object_mut() else { unreachable!() };
     if matches!(dialect, DialectName::Anthropic | DialectName::Ollama) && !object.contains_key("usage") {
-        object.insert("usage".to_owned(), Value::Object(serde_json::Map::new()));
+        object.insert("usage".to_owned(), Json::Object(std::collections::BTreeMap::new()));
     }
-    let stop = |m: &Value| m.get("stop_reason").cloned();
-    let unknown = stop(&want).is_none_or(|s| s == "unknown");
+    let stop = |m: &Json| m.get("stop_reason").cloned();
+    let unknown = stop(&want).is_none_or(|s| s.as_str() == Some("unknown"));
     if unknown || stop(&want) == stop(&got) {
         for m in [&mut want, &mut got] {
             if let Some(object) = m.as_object_mut() {
@@ -115,25 +116,25 @@ fn same_up_to_the_dialect(dialect: DialectName, message: &str, got: &[u8], body:
 }
 
 /// Drops a tool call's `arguments` when they are empty (`""`, blanks or `{}`).
-fn without_empty_arguments(message: &mut Value) {
-    let Some(Value::Array(content)) = message.get_mut("content") else { return };
-    for block in content.iter_mut().filter_map(Value::as_object_mut) {
-        let empty = block.get("arguments").and_then(Value::as_str).is_some_and(|a| {
+fn without_empty_arguments(message: &mut Json) {
+    let Some(Json::Array(content)) = message.get_mut("content") else { return };
+    for block in content.iter_mut().filter_map(Json::as_object_mut) {
+        let empty = block.get("arguments").and_then(Json::as_str).is_some_and(|a| {
             let a = a.trim();
             a.is_empty() || a == "{}"
         });
-        if block.get("type").and_then(Value::as_str) == Some("tool_call") && empty {
+        if block.get("type").and_then(Json::as_str) == Some("tool_call") && empty {
             block.remove("arguments");
         }
     }
 }
 
 /// Replaces the ids msgwire made up for calls by one placeholder.
-fn without_made_up_call_ids(message: &mut Value) {
-    let Some(Value::Array(content)) = message.get_mut("content") else { return };
-    for block in content.iter_mut().filter_map(Value::as_object_mut) {
-        if block.get("id").and_then(Value::as_str).is_some_and(made_up_call_id) {
-            block.insert("id".to_owned(), Value::String("made up".to_owned()));
+fn without_made_up_call_ids(message: &mut Json) {
+    let Some(Json::Array(content)) = message.get_mut("content") else { return };
+    for block in content.iter_mut().filter_map(Json::as_object_mut) {
+        if block.get("id").and_then(Json::as_str).is_some_and(made_up_call_id) {
+            block.insert("id".to_owned(), Json::String("made up".to_owned()));
         }
     }
 }

@@ -25,6 +25,7 @@ and so do the harness's providers.
 
 from __future__ import annotations
 
+import math
 import operator
 import threading
 from collections.abc import Iterable, Sequence
@@ -36,6 +37,7 @@ from . import _core
 from ._corestream import decode_message
 from ._source import http_error, request_id
 from .codec import dumps, loads, read_request_body
+from .errors import ValidationError
 from .types import (
     AssistantMessage,
     CacheControl,
@@ -130,7 +132,34 @@ def _settings(request: Request) -> _Settings | None:
     fields = {name: getattr(request, name) for name in _SETTINGS}
     fields["provider_tools"] = fields["provider_tools"] or None
     settings = _Settings(**fields)
-    return settings if settings != _Settings() else None
+    if settings == _Settings():
+        return None
+    for name, value in fields.items():
+        if value is not None:
+            _check_numbers(msgspec.to_builtins(value), f"$.{name}")
+    return settings
+
+
+_INTEGERS = range(-(2**63), 2**64)
+
+
+def _check_numbers(value: object, path: str) -> None:
+    """Refuse a number of a request's settings or tools that JSON cannot carry as it is
+    (``docs/wire.md``, "Numbers"): msgspec would write an infinity or NaN as ``null`` (a setting
+    silently gone), and the Rust core holds integers of at most 64 bits (a larger one would be
+    rounded to a double)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValidationError([(path, f"{value} is not a number JSON can carry")])
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value not in _INTEGERS:
+            raise ValidationError([(path, f"integer out of range (more than 64 bits): {value}")])
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_numbers(item, f"{path}[{i}]")
 
 
 class RequestCache:
@@ -243,6 +272,9 @@ def _convert(
             data = dumps(source)
     else:
         messages = _messages(source)
+    for i, tool in enumerate(tools or ()):
+        if isinstance(tool, Tool):
+            _check_numbers(tool.parameters, f"$.tools[{i}].parameters")
     if cache is None and messages is not None:
         data = dumps(messages)
     text = None if missing_result == MISSING_RESULT else missing_result

@@ -16,7 +16,7 @@ known tags (see ``codec.py`` for the fallback that produces the unknown ones).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import msgspec
 
@@ -94,6 +94,16 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+# The integers of the schema, in the ranges of the Rust core's types (`rust/core/src/canonical.rs`),
+# so that both sides read the same documents (docs/wire.md, "Numbers"). msgspec's bounds stop at
+# 64-bit signed integers, so the top of a u64 is left to the core (a `__post_init__` check would
+# cost ~0.17 us per Usage decoded, some 3-6% of a session's loads): Python reads a count beyond
+# 2**64 - 1 that the core refuses.
+_U64 = Annotated[int, msgspec.Meta(ge=0, extra_json_schema={"maximum": 2**64 - 1})]
+_U32 = Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)]
+_I64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
 
 StopReason = Literal[
     "end_turn", "length", "tool_use", "content_filter", "refusal", "pause", "error", "aborted", "unknown"
@@ -210,8 +220,8 @@ class Citation(_Plain, frozen=True, kw_only=True):
     url: str | None = None
     title: str | None = None
     cited_text: str | None = None
-    start_index: int | None = None
-    end_index: int | None = None
+    start_index: _U64 | None = None
+    end_index: _U64 | None = None
     raw: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -287,7 +297,7 @@ class ImageBlock(_Tagged, tag="image", frozen=True, kw_only=True):
     """The language of the recognized text (ISO 639-1)."""
     notice: str | None = None
     """What the recognizer wants the user to know (vision unavailable, fell back to OCR, ...)."""
-    attempts: int = 0
+    attempts: _U32 = 0
     detail: Literal["auto", "low", "high"] | None = None
     """How closely the model looks (OpenAI's ``detail``)."""
     cache_control: CacheControl | None = None
@@ -300,8 +310,8 @@ class FileReferenceBlock(_Tagged, tag="file_reference", frozen=True, kw_only=Tru
         type: ClassVar[Literal["file_reference"]]
 
     path: str
-    start_line: int | None = None
-    end_line: int | None = None
+    start_line: _I64 | None = None
+    end_line: _I64 | None = None
     resolved_content: str | None = None
     status: FileStatus = "pending"
     error: str | None = None
@@ -436,11 +446,11 @@ else:
 
 
 class Usage(_Plain, frozen=True, kw_only=True):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
+    input_tokens: _U64 = 0
+    output_tokens: _U64 = 0
+    cache_read_tokens: _U64 = 0
+    cache_write_tokens: _U64 = 0
+    reasoning_tokens: _U64 = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

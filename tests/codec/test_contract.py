@@ -112,6 +112,58 @@ def test_number_spellings(text: str, written: str) -> None:
     assert f'"duration_ms":{written}}}'.encode() in python
 
 
+def _with_integer(text: str) -> list[tuple[bytes, bool]]:
+    """`text` in each integer field of the schema: a token count (u64), a citation index (u64), a
+    line number (i64), the attempts of an image (u32); and whether the field is a u64."""
+    image = '{"type":"image","source":{"type":"url","url":"u"},"attempts":' + text + "}"
+    lines = '{"type":"file_reference","path":"a","start_line":' + text + "}"
+    cited = '{"type":"text","text":"t","citations":[{"kind":"k","start_index":' + text + "}]}"
+    return [
+        (_envelope('{"type":"assistant","id":"a",' + T + ',"usage":{"input_tokens":' + text + "}}"), True),
+        (_envelope('{"type":"assistant","id":"a",' + T + ',"content":[' + cited + "]}"), True),
+        (_envelope('{"type":"user","id":"u",' + T + ',"content":[' + lines + "," + image + "]}"), False),
+    ]
+
+
+_INTEGER_EDGES = [
+    "-0", "0", "-1", "4294967295", "4294967296", "9223372036854775807", "9223372036854775808",
+    "-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+    "123456789012345678901234567890", "1e400", "-1e400", "1e-400", "0e0", "1.0",
+]  # fmt: skip
+
+
+def _integers_read_alike(text: str) -> None:
+    """An integer field takes the same numbers on both sides: a JSON integer in the range of the
+    Rust type (`-0` is 0), never a fraction, an exponent or an integer beyond it; but for a u64
+    beyond 2**64 - 1, which the core refuses and Python reads (msgspec bounds an int to 64 signed
+    bits at most: `types.py`, `_U64`)."""
+    beyond_u64 = text.lstrip("-").isdigit() and int(text) > 2**64 - 1
+    for data, u64 in _with_integer(text):
+        if u64 and beyond_u64:
+            with pytest.raises(DecodeError, match="integer out of range"):
+                msgwire._core.normalize_session(data)
+            assert msgwire.loads(data)
+            continue
+        try:
+            python = msgwire.dumps(msgwire.loads(data))
+        except DecodeError:
+            with pytest.raises(DecodeError):
+                msgwire._core.normalize_session(data)
+        else:
+            assert msgwire._core.normalize_session(data) == python
+
+
+@examples(300)
+@given(number_texts | st.integers(-(2**70), 2**70).map(str))
+def test_any_spelling_of_an_integer_reads_alike(text: str) -> None:
+    _integers_read_alike(text)
+
+
+@pytest.mark.parametrize("text", _INTEGER_EDGES)
+def test_integer_edges_read_alike(text: str) -> None:
+    _integers_read_alike(text)
+
+
 def test_defaults_spelled_out_and_unknown_fields_are_dropped_alike() -> None:
     spelled = _envelope(
         '{"type":"user","id":"u",' + T + ',"content":[],"source":"direct","extra":[1]}',

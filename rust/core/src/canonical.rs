@@ -121,15 +121,15 @@ pub struct SystemControlMessage {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub input_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub output_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub cache_read_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub cache_write_tokens: u64,
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub reasoning_tokens: u64,
 }
 
@@ -202,9 +202,9 @@ pub struct Citation {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cited_text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_integer")]
     pub start_index: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_integer")]
     pub end_index: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Raw>,
@@ -295,7 +295,7 @@ pub struct ImageBlock {
     /// What the recognizer wants the user to know (vision unavailable, fell back to OCR, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "is_default", deserialize_with = "integer")]
     pub attempts: u32,
     /// How closely the model looks (OpenAI's `detail`: `auto`, `low`, `high`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -324,9 +324,9 @@ pub enum ImageSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileReferenceBlock {
     pub path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_integer")]
     pub start_line: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_integer")]
     pub end_line: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_content: Option<String>,
@@ -505,6 +505,59 @@ impl Serialize for Float {
         }
         RawValue::from_string(python_repr(self.0)).map_err(serde::ser::Error::custom)?.serialize(serializer)
     }
+}
+
+/// An integer of the schema (a token count, an index, a line number) read as msgspec reads an
+/// `int` (the Python side, with its range: `python/msgwire/types.py`): a JSON integer in the
+/// type's range, `-0` included (`serde_json` alone reads `-0` as the double -0.0, no integer); a
+/// number with a fraction or an exponent (`1.0`, `1e5`) is no integer; one beyond the range
+/// (`123456789012345678901234567890`) is out of range (`docs/wire.md`, "Numbers").
+fn integer<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i128>,
+{
+    let raw = <&RawValue>::deserialize(deserializer)?;
+    read_integer(raw.get())
+}
+
+/// [`integer`], or `null`.
+#[allow(clippy::unnecessary_wraps)] // serde's deserialize_with of an `Option` field
+fn optional_integer<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i128>,
+{
+    let raw = <&RawValue>::deserialize(deserializer)?;
+    if raw.get() == "null" {
+        return Ok(None);
+    }
+    read_integer(raw.get()).map(Some)
+}
+
+fn read_integer<T: TryFrom<i128>, E: serde::de::Error>(text: &str) -> Result<T, E> {
+    let expected = &"an integer";
+    let found = match text.as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') if text.contains(['.', 'e', 'E']) => {
+            return Err(match text.parse::<f64>() {
+                Ok(value) if value.is_finite() => E::invalid_type(Unexpected::Float(value), expected),
+                _ => E::custom(format_args!("number out of range: {text}")),
+            });
+        }
+        Some(b'-' | b'0'..=b'9') => None,
+        Some(b'"') => Some("a string"),
+        Some(b'{') => Some("an object"),
+        Some(b'[') => Some("an array"),
+        Some(b'n') => Some("null"),
+        _ => Some("a boolean"),
+    };
+    if let Some(found) = found {
+        return Err(E::invalid_type(Unexpected::Other(found), expected));
+    }
+    text.parse::<i128>()
+        .ok()
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| E::custom(format_args!("integer out of range: {text}")))
 }
 
 /// A finite float as msgspec writes it: the digits of Python's `repr` (the shortest that read back
@@ -862,6 +915,30 @@ mod tests {
         for refused in ["1e400", "\"1\"", "null", "[]"] {
             assert!(serde_json::from_str::<Float>(refused).is_err(), "{refused}");
         }
+    }
+
+    #[test]
+    fn integers_are_read_as_msgspec_reads_them() {
+        let usage = |text: &str| serde_json::from_str::<Usage>(&format!(r#"{{"input_tokens":{text}}}"#));
+        assert_eq!(usage("-0").expect("-0 is the integer 0").input_tokens, 0);
+        assert_eq!(usage("18446744073709551615").expect("u64::MAX").input_tokens, u64::MAX);
+        for (text, error) in [
+            ("18446744073709551616", "integer out of range: 18446744073709551616"),
+            ("123456789012345678901234567890", "integer out of range"),
+            ("-1", "integer out of range: -1"),
+            ("1.0", "invalid type: floating point `1.0`, expected an integer"),
+            ("0e0", "invalid type: floating point"),
+            ("1e400", "number out of range: 1e400"),
+            ("\"1\"", "invalid type: a string"),
+        ] {
+            let err = usage(text).expect_err(text).to_string();
+            assert!(err.starts_with(error), "{text}: {err}");
+        }
+        let lines =
+            |text: &str| serde_json::from_str::<FileReferenceBlock>(&format!(r#"{{"path":"p","start_line":{text}}}"#));
+        assert_eq!(lines("null").expect("null").start_line, None);
+        assert_eq!(lines("-9223372036854775808").expect("i64::MIN").start_line, Some(i64::MIN));
+        assert!(lines("9223372036854775808").is_err());
     }
 
     #[test]

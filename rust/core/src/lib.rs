@@ -18,6 +18,7 @@
 //!   serializer on it, byte for byte `serde_json`'s output.
 //! - `citation`, `server_tool`, `body`: each provider's citations and server tool blocks, read
 //!   and written; the sniffing of a body that is not a stream (a provider's error, HTML).
+//! - `raw`: provider JSON rebuilt as text, its numbers as written (`docs/wire.md`, "Numbers").
 
 pub mod assemble;
 mod body;
@@ -31,6 +32,7 @@ mod json_out;
 pub mod limits;
 pub mod ndjson;
 pub mod partial;
+mod raw;
 pub mod request;
 pub mod response;
 mod server_tool;

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::canonical::{Block, Raw, ServerToolCallBlock, ServerToolResultBlock};
+use crate::raw::{Members, normalized, normalized_object};
 
 /// The kind of Gemini's grounding block.
 pub(crate) const GROUNDING_METADATA: &str = "grounding_metadata";
@@ -88,27 +89,30 @@ pub(crate) fn is_responses(kind: &str) -> bool {
     kind.ends_with("_call") && !matches!(kind, "function_call" | "custom_tool_call")
 }
 
-/// A Responses built-in tool item (see [`is_responses`]).
+/// A Responses built-in tool item (see [`is_responses`]). Its arguments are in the normal form
+/// `serde_json::Value` writes (compact, keys sorted), their numbers as the item has them
+/// (`crate::raw`): `1e400` or a 30-digit integer in an item changes neither its kind nor its text.
 pub(crate) fn from_responses(json: &str) -> Option<Block> {
-    let mut item: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
-    let kind = item.get("type")?.as_str()?.to_owned();
+    let item = Members::of(json)?;
+    let kind = item.text("type")?;
     if !is_responses(&kind) {
         return None;
     }
-    let id = item.get("id").and_then(|v| v.as_str()).unwrap_or("").to_owned();
-    let name = match item.get("name").and_then(|v| v.as_str()) {
-        Some(name) => name.to_owned(),
+    let id = item.text("id").unwrap_or_default();
+    let name = match item.text("name") {
+        Some(name) => name,
         None => kind.trim_end_matches("_call").to_owned(),
     };
     let arguments = if let Some(action) = item.get("action") {
-        action.to_string()
+        normalized(action.get())?
     } else if let Some(arguments) = item.get("arguments") {
-        arguments.as_str().map_or_else(|| arguments.to_string(), str::to_owned)
-    } else {
-        for field in ["id", "type", "status", "results", "outputs", "output", "result", "error"] {
-            item.remove(field);
+        match serde_json::from_str::<String>(arguments.get()) {
+            Ok(text) => text,
+            Err(_) => normalized(arguments.get())?,
         }
-        serde_json::Value::Object(item).to_string()
+    } else {
+        let skipped = ["id", "type", "status", "results", "outputs", "output", "result", "error"];
+        normalized_object(item.0.into_iter().filter(|(key, _)| !skipped.contains(&key.as_ref())))?
     };
     Some(Block::ServerToolCall(ServerToolCallBlock {
         id,

@@ -40,12 +40,12 @@ enum Slot {
     Thinking(usize),
     /// A tool call, and the input given whole at its start (used only if no delta follows).
     Tool(usize, Option<String>),
-    /// A server tool call or result, or a provider block kept raw; its `input` may still stream
-    /// (`server_tool_use`).
+    /// A server tool call or result, or a provider block kept raw (`json`, as it started); its
+    /// `input` may still stream (`server_tool_use`).
     Raw {
         server: bool,
         block: usize,
-        json: serde_json::Map<String, serde_json::Value>,
+        json: Box<RawValue>,
         input: String,
     },
     /// A redacted thinking block, or a block already closed.
@@ -304,7 +304,7 @@ impl Anthropic {
                 Slot::Tool(block, initial)
             }
             kind => {
-                let json: serde_json::Map<String, serde_json::Value> = parse(raw.get(), builder)?;
+                let json = raw.to_owned();
                 let server = server_tool::from_anthropic(raw.get(), None).filter(|_| server_tool::is_anthropic(kind));
                 if let Some(server) = server {
                     Slot::Raw { server: true, block: builder.begin_whole(server)?, json, input: String::new() }
@@ -369,13 +369,15 @@ impl Anthropic {
                 }
                 builder.end_tool(block);
             }
-            Slot::Raw { server, block, mut json, input } => {
-                // The streamed input completes the block; unparsable input is kept as text.
+            Slot::Raw { server, block, json, input } => {
+                // The streamed input completes the block, as it streamed (its numbers as written:
+                // `crate::raw`); input that is not JSON is kept as a string of its text.
                 if !input.trim().is_empty() {
-                    let value =
-                        serde_json::from_str(&input).unwrap_or_else(|_| serde_json::Value::String(input.clone()));
-                    json.insert("input".to_owned(), value);
-                    if let Ok(raw) = serde_json::value::to_raw_value(&json) {
+                    let value = match serde_json::from_str::<&RawValue>(&input) {
+                        Ok(value) => Cow::Borrowed(value.get()),
+                        Err(_) => Cow::Owned(serde_json::to_string(&input).unwrap_or_default()),
+                    };
+                    if let Some(raw) = crate::raw::with_member(json.get(), "input", &value) {
                         if server {
                             if let Some(whole) = crate::server_tool::from_anthropic(raw.get(), Some(&input)) {
                                 builder.set_whole(block, whole)?;

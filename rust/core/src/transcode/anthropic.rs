@@ -31,18 +31,15 @@ impl Anthropic {
 
 /// A server tool call's block as its `content_block_start` carries it: its input empty (`{}`),
 /// the input then streamed as it came (`arguments`), as Anthropic streams it. A block without
-/// an `input` object is written whole.
+/// an `input` object is written whole. The other members are written as they were, numbers
+/// included (`crate::raw`), so that the block read back is the block.
 fn without_input(call: &ServerToolCallBlock) -> std::borrow::Cow<'_, str> {
-    let Ok(mut block) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(call.raw.get()) else {
-        return call.raw.get().into();
-    };
-    match block.get_mut("input") {
-        Some(input @ serde_json::Value::Object(_)) if call.arguments.trim() != "{}" => {
-            *input = serde_json::Value::Object(serde_json::Map::new());
-            serde_json::to_string(&block).map_or_else(|_| call.raw.get().into(), Into::into)
-        }
-        _ => call.raw.get().into(),
+    let raw = call.raw.get();
+    let input = crate::raw::Members::of(raw).and_then(|block| block.get("input"));
+    if !input.is_some_and(|input| input.get().starts_with('{')) || call.arguments.trim() == "{}" {
+        return raw.into();
     }
+    crate::raw::with_member(raw, "input", "{}").map_or_else(|| raw.into(), |block| block.get().to_owned().into())
 }
 
 /// Usage as Anthropic counts it: `input_tokens` excludes cache reads and writes.

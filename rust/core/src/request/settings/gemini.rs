@@ -118,7 +118,11 @@ pub(crate) fn read(fields: &mut In) -> Settings {
             None
         }
     };
-    if let Some(config) = fields.take(Some(&["generationConfig", "thinkingConfig"])).and_then(object) {
+    // a budget that is no token count (`-1`, `1e30`) leaves the config as it was, kept as extra
+    let readable = |config: &Value| config.get("thinkingBudget").is_none_or(|b| b.as_u64().is_some());
+    if let Some(config) = fields
+        .take_as(Some(&["generationConfig", "thinkingConfig"]), |c| c.as_object().filter(|_| readable(c)).cloned())
+    {
         let budget = config.get("thinkingBudget").and_then(Value::as_u64);
         settings.reasoning = Some(Reasoning {
             enabled: (budget == Some(0)).then_some(false),

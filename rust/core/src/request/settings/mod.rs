@@ -8,8 +8,11 @@
 //! in its own file. Writing puts every setting the dialect can carry in its place and reports
 //! each one it cannot as a request-level [`Loss`] (`message: null` in the report). Reading takes
 //! every known field out of the body; what is left (a field msgwire has no canonical place for:
-//! `seed`, `top_k`, `safetyConfig`...) is kept in [`Extra`] with the dialect's name, written back
-//! unchanged to that dialect and reported as dropped for any other.
+//! `seed`, `top_k`, `safetyConfig`..., or a known one its setting cannot hold: a `max_tokens` of
+//! `1e30`) is kept in [`Extra`] with the dialect's name, written back to that dialect and
+//! reported as dropped for any other. Settings are JSON values (the Python side holds them as
+//! such): a number no double holds, or an integer beyond 64 bits, is refused at its offset
+//! (`docs/wire.md`, "Numbers").
 
 use std::borrow::Cow;
 
@@ -303,14 +306,15 @@ pub(crate) struct In {
 }
 
 impl In {
-    /// The top-level fields of `body` besides its conversation fields, parsed.
+    /// The top-level fields of `body` besides its conversation fields, parsed: values, whose
+    /// numbers must be ones a `Value` holds as they are written (`value_in`).
     pub fn new(body: &[u8], places: Places) -> Result<Self, Error> {
         let top: TopLevel<'_> =
             serde_json::from_slice(body).map_err(|e| Error::from_serde(&e, body).in_body("request body"))?;
         let mut fields = Map::new();
         let mut tools = None;
         for (key, raw) in top.0 {
-            let parse = || serde_json::from_str::<Value>(raw.get()).map_err(|e| Error::from_serde(&e, body));
+            let parse = || value_in(body, raw);
             if key == "tools" {
                 tools = Some(parse()?);
             } else if !places.conversation.contains(&key.as_ref()) {
@@ -330,28 +334,44 @@ impl In {
         node.remove(*last)
     }
 
+    /// The value at `path`, left in the fields.
+    pub fn get(&self, path: Option<Path>) -> Option<&Value> {
+        let (last, parents) = path?.split_last()?;
+        let mut node = &self.fields;
+        for key in parents {
+            node = node.get(*key)?.as_object()?;
+        }
+        node.get(*last)
+    }
+
+    /// The value at `path` as `read` reads it, taken out; a value `read` cannot read (a
+    /// `max_tokens` of `1e30` or `-1`, a `temperature` that is a string) stays, to be kept as
+    /// extra: written back as it was to the same dialect, reported as dropped for another.
+    pub fn take_as<T>(&mut self, path: Option<Path>, read: impl FnOnce(&Value) -> Option<T>) -> Option<T> {
+        let value = read(self.get(path)?)?;
+        self.take(path);
+        Some(value)
+    }
+
     /// The simple settings, taken out; the dialect reads the structured ones with `take`, then
     /// [`In::finish`] keeps what is left as extra.
     pub fn simple(&mut self) -> Settings {
         let p = self.places;
-        let text = |v: Value| v.as_str().map(str::to_owned);
+        let text = |v: &Value| v.as_str().map(str::to_owned);
         Settings {
-            model: self.take(p.model).and_then(text),
-            stream: self.take(p.stream).and_then(|v| v.as_bool()),
-            max_tokens: self.take(p.max_tokens).and_then(|v| v.as_u64()),
-            temperature: self.take(p.temperature).and_then(|v| v.as_f64()),
-            top_p: self.take(p.top_p).and_then(|v| v.as_f64()),
-            stop: self.take(p.stop).and_then(|v| match v {
-                Value::String(one) => Some(vec![one]),
-                Value::Array(many) => many.into_iter().map(text).collect(),
+            model: self.take_as(p.model, text),
+            stream: self.take_as(p.stream, Value::as_bool),
+            max_tokens: self.take_as(p.max_tokens, Value::as_u64),
+            temperature: self.take_as(p.temperature, Value::as_f64),
+            top_p: self.take_as(p.top_p, Value::as_f64),
+            stop: self.take_as(p.stop, |v| match v {
+                Value::String(one) => Some(vec![one.clone()]),
+                Value::Array(many) => many.iter().map(text).collect(),
                 _ => None,
             }),
-            parallel_tool_calls: self.take(p.parallel_tool_calls).and_then(|v| v.as_bool()),
-            metadata: self.take(p.metadata).and_then(|v| match v {
-                Value::Object(map) => Some(map),
-                _ => None,
-            }),
-            user: self.take(p.user).and_then(text),
+            parallel_tool_calls: self.take_as(p.parallel_tool_calls, Value::as_bool),
+            metadata: self.take_as(p.metadata, |v| v.as_object().cloned()),
+            user: self.take_as(p.user, text),
             ..Settings::default()
         }
     }
@@ -363,6 +383,18 @@ impl In {
             settings.extra = Some(Extra { dialect: self.places.dialect.to_owned(), fields: self.fields });
         }
     }
+}
+
+/// `raw` (a piece of `body`) as a `Value`, errors placed in `body`. A setting is a value (the
+/// Python side holds it as one): a number no double holds (`1e400`) or an integer beyond 64 bits
+/// (`123456789012345678901234567890`), which `Value` would refuse or round, is refused at its
+/// offset (`docs/wire.md`, "Numbers").
+fn value_in(body: &[u8], raw: &RawValue) -> Result<Value, Error> {
+    if let Some((at, problem)) = crate::raw::unheld_number(raw.get()) {
+        let offset = usize::try_from(super::offset_in(body, raw)).unwrap_or(usize::MAX).saturating_add(at);
+        return Err(Error::body("request body", problem, Some(offset)));
+    }
+    super::parse_in(body, raw)
 }
 
 /// The top-level fields of an object, in order, values unparsed.

@@ -132,6 +132,23 @@ def test_a_lone_struct_keeps_its_own_rules() -> None:
     assert grid.decode('{"g": [1, 2]}').g == Grid(1, 2)
 
 
+class TreeNode(msgspec.Struct):
+    name: str
+    children: list[TreeNode] = []
+
+
+def test_a_lone_recursive_struct_keeps_itself_under_defs() -> None:
+    @tool
+    def walk(root: TreeNode) -> int:
+        return len(root.children)
+
+    params = walk.spec.parameters
+    assert params["properties"]["children"]["items"] == {"$ref": "#/$defs/TreeNode"}
+    assert set(params["$defs"]) == {"TreeNode"}
+    jsonschema.Draft202012Validator.check_schema(params)
+    assert walk.invoke(walk.decode('{"name": "a", "children": [{"name": "b"}]}'), None) == 1
+
+
 def test_attribute_docstrings_describe_fields() -> None:
     @tool
     def score(data: Score) -> int:

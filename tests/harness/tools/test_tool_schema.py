@@ -301,6 +301,7 @@ def test_the_registry() -> None:
         """Delete a file."""
 
     assert registry["delete"].policy == "ask"
+    assert registry["delete"] is delete  # the decorated name is the registered tool
     assert "delete" in registry
     assert len(registry) == 2
     assert registry.names == ["get_weather", "delete"]

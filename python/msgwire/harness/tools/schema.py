@@ -246,7 +246,7 @@ def schema_of(arguments: Any) -> dict[str, Any]:
     """The JSON Schema of a Struct (or dataclass, TypedDict) as a tool's parameters: an object
     schema at the top level without a title, its fields' attribute docstrings as their
     descriptions, nested types written in place."""
-    return _schema("?", arguments)
+    return _schema(getattr(arguments, "__name__", repr(arguments)), arguments)
 
 
 def _schema(

@@ -31,6 +31,8 @@ OPTIONAL = {
     "mcp": {"harness/resources/mcp.py", "examples/mcp_docs_server.py"},  # the demo's server, run as a script
     "pyarrow": {"harness/store/parquet.py"},
     "pydantic_ai": {"interop/pydantic_ai.py"},
+    "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
+    "pydantic_core": {"harness/tools/pydantic_types.py"},
 }
 
 
@@ -101,6 +103,7 @@ def test_import_msgwire_loads_no_optional_library() -> None:
         "PIL",
         "mcp",
         "pyarrow",
+        "pydantic",
         "rich",
         "msgwire.harness",
     ]
@@ -110,10 +113,11 @@ def test_import_msgwire_loads_no_optional_library() -> None:
 
 
 def test_the_harness_and_the_command_load_no_optional_library() -> None:
-    """``import msgwire.harness`` (conversations, tools, the agent) needs no HTTP client, OCR or
-    MCP library: the providers and resources load theirs when imported; the command loads the
-    harness only in the commands that use it (chat, audit, the demo's agent section)."""
-    heavy = ["httpx", "mcp", "tesserocr", "PIL", "psycopg"]
+    """``import msgwire.harness`` (conversations, tools, the agent) needs no HTTP client, OCR,
+    MCP or pydantic library: the providers and resources load theirs when imported, pydantic
+    loads for the tools that use it; the command loads the harness only in the commands that
+    use it (chat, audit, the demo's agent section)."""
+    heavy = ["httpx", "mcp", "tesserocr", "PIL", "psycopg", "pydantic"]
     for module, more in (("msgwire.harness", []), ("msgwire.cli", ["msgwire.harness"])):
         code = f"import sys, {module}; print([m for m in {[*heavy, *more]!r} if m in sys.modules])"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

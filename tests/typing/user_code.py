@@ -3,9 +3,12 @@ tests/test_typing.py). Each narrowing below is what the README shows."""
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
+from typing import Any, Literal
+
 import msgwire
 from msgwire import formats
-from msgwire.harness import Agent
+from msgwire.harness import Agent, ToolRegistry, tool
 
 
 def read(body: bytes) -> str:
@@ -66,3 +69,38 @@ def agent_events(agent: Agent) -> str:
         elif event.type == "run_end":
             shown.append(event.reason)
     return "".join(shown)
+
+
+tools = ToolRegistry()
+
+
+@tools.tool
+def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, object]:
+    """Current weather for a city."""
+    return {"city": city, "unit": unit}
+
+
+@tools.tool(policy="ask", concurrency_safe=False, timeout=30)  # the README's form
+async def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    return f"sent to {to}"
+
+
+@tool(describe_returns=False)
+def add(a: int, b: int = 0) -> int:
+    """Add.
+
+    Returns:
+        The sum.
+    """
+    return a + b
+
+
+def tools_keep_their_signatures() -> None:
+    """A decorated tool is called as the function is, and is a registered tool too."""
+    report: dict[str, object] = get_weather("Oslo", unit="f")
+    sent: Coroutine[Any, Any, str] = send_email("team@example.com", "Hi")
+    sent.close()
+    total: int = add(1) + add(1, b=2)
+    spec: msgwire.Tool = send_email.spec
+    print(report, total, spec.name, get_weather.policy, tools.specs)

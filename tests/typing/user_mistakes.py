@@ -4,7 +4,7 @@ line marked `# error:`)."""
 from __future__ import annotations
 
 import msgwire
-from msgwire.harness import AgentEvent
+from msgwire.harness import AgentEvent, ToolRegistry, tool
 
 
 def mistakes(body: bytes, event: msgwire.Event) -> None:
@@ -18,3 +18,26 @@ def mistakes(body: bytes, event: msgwire.Event) -> None:
 def agent_mistakes(event: AgentEvent) -> None:
     if event.type == "tool_started":
         print(event.result)  # error: attr-defined
+
+
+tools = ToolRegistry()
+
+
+@tools.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@tool(policy="ask")
+def remove(path: str) -> None: ...
+
+
+def tool_mistakes() -> None:
+    add("x", None)  # error: arg-type
+    remove(1)  # error: arg-type
+    label: str = add(1, 2)  # error: assignment
+    print(label)
+
+
+@tools.tool(polcy="ask")  # error: call-overload, untyped-decorator
+def misspelt(path: str) -> None: ...

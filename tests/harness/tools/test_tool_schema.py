@@ -15,7 +15,7 @@ import msgwire
 from msgwire import Tool, formats
 from msgwire.harness import ToolContext, ToolRegistry, tool
 from msgwire.harness.tools import ExecutorTool, FunctionTool
-from msgwire.harness.tools.schema import parse_docstring
+from msgwire.harness.tools.docstrings import parse_docstring
 
 
 @dataclass(frozen=True)
@@ -82,15 +82,20 @@ def _check(spec: Tool, good: list[dict[str, Any]], bad: list[dict[str, Any]], fn
 def test_types_defaults_docstring_and_annotated_constraints() -> None:
     spec = get_weather.spec
     assert spec.name == "get_weather"
-    assert (
-        spec.description
-        == "Current weather and forecast for a city.\n\nUses the national weather services where they exist."
+    assert spec.description == (
+        "<summary>Current weather and forecast for a city.\n\nUses the national weather services where they exist."
+        "</summary>\n<returns>\n<description>A short report.</description>\n</returns>"
     )
     assert spec.parameters == {
         "type": "object",
         "properties": {
             "city": {"description": "The city name, as people write it.", "type": "string", "minLength": 1},
-            "unit": {"description": "Temperature unit.", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+            "unit": {
+                "description": "Temperature unit.",
+                "enum": ["celsius", "fahrenheit"],
+                "type": "string",  # written for the enum's values (Gemini reads string enums only with it)
+                "default": "celsius",
+            },
             "days": {
                 "description": "How many days of forecast.",
                 "type": "integer",
@@ -126,6 +131,7 @@ def test_a_lone_struct_parameter_is_the_arguments_and_nested_structs_are_written
             "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
         },
         "required": ["lat", "lon"],
+        "additionalProperties": False,
     }
     assert near.decode('{"lat": 1, "lon": 2, "label": "x"}') == Location(lat=1, lon=2, label="x")
     assert near.invoke(near.decode('{"lat": 1, "lon": 2, "label": "x"}'), None) == ["x"]
@@ -230,9 +236,9 @@ def test_other_types_no_annotation_and_string_descriptions() -> None:
 def test_docstring_styles(doc: str) -> None:
     import inspect
 
-    description, params = parse_docstring(inspect.cleandoc(doc))
-    assert description == "Do it."
-    assert params == {"path": "Where. Relative to the root.", "mode": "How."}
+    parsed = parse_docstring(inspect.cleandoc(doc))
+    assert parsed.summary == "Do it."
+    assert parsed.params == {"path": "Where. Relative to the root.", "mode": "How."}
 
 
 def test_context_parameter_and_variadic_arguments() -> None:
@@ -295,6 +301,7 @@ def test_the_registry() -> None:
         """Delete a file."""
 
     assert registry["delete"].policy == "ask"
+    assert registry["delete"] is delete  # the decorated name is the registered tool
     assert "delete" in registry
     assert len(registry) == 2
     assert registry.names == ["get_weather", "delete"]

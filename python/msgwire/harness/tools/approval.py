@@ -208,7 +208,7 @@ async def decide(
             label, verdict = f"function:{_name(rule)}", await _policy_verdict(rule, block)
         if verdict == "ask":
             request = ApprovalRequest(
-                call=block, tool=tool.spec, arguments=msgspec.to_builtins(arguments), fingerprint=fingerprint(block)
+                call=block, tool=tool.spec, arguments=tool.to_builtins(arguments), fingerprint=fingerprint(block)
             )
             asks.append((index, request))
             continue

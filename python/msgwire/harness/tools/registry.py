@@ -14,6 +14,10 @@ alone, after every call before it and before every call after it).
 A function receives a ``ToolContext`` (the call, the runner's ``deps``, and a ``cancelled`` event
 set on timeout or interruption, for sync tools that can stop early) when one of its parameters
 is annotated ``ToolContext``; that parameter is not part of the schema.
+
+``@tool`` and ``@registry.tool`` keep the function's signature for type checkers: a
+``FunctionTool[P, R]`` is called as the function is (``ParamSpec``), and their options are
+checked keyword arguments.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, overload
+from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
 
 import msgspec
 
@@ -33,6 +37,9 @@ from .policy import ApprovalPolicy, check_policy
 from .schema import ArgumentsModel, arguments_model
 
 __all__ = ["BaseTool", "ExecutorTool", "FunctionTool", "ToolContext", "ToolExecutor", "ToolRegistry", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class ToolContext:
@@ -87,13 +94,17 @@ class BaseTool:
         """Call the tool with decoded arguments: its value, or an awaitable for an async tool."""
         raise NotImplementedError
 
+    def to_builtins(self, arguments: Any) -> Any:
+        """Decoded arguments as JSON builtins (what an approver is shown, and may edit)."""
+        return msgspec.to_builtins(arguments)
+
     def with_options(
         self,
         *,
         policy: ApprovalPolicy | None = None,
         timeout: float | None = None,
         concurrency_safe: bool | None = None,
-    ) -> BaseTool:
+    ) -> Self:
         """A copy with some options replaced (the original is unchanged)."""
         clone = copy.copy(self)
         if policy is not None:
@@ -112,23 +123,26 @@ def _text(arguments: str) -> str:
     return arguments if arguments.strip() else "{}"  # no arguments at all means an empty object
 
 
-class FunctionTool(BaseTool):
-    """A function as a tool (what ``@tool`` returns); calling it calls the function."""
+class FunctionTool(BaseTool, Generic[P, R]):
+    """A function as a tool (what ``@tool`` returns); calling it calls the function (with the
+    function's signature, for type checkers too). ``describe_returns=False`` leaves the
+    docstring's Returns section out of the description."""
 
     def __init__(
         self,
-        fn: Callable[..., Any],
+        fn: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
         policy: ApprovalPolicy = "auto",
         timeout: float | None = None,
         concurrency_safe: bool = True,
+        describe_returns: bool = True,
     ) -> None:
         check_policy(policy)  # before the work of the schema
         name = name or fn.__name__
         self.fn = fn
-        self.model: ArgumentsModel = arguments_model(fn, name, ToolContext)
+        self.model: ArgumentsModel = arguments_model(fn, name, ToolContext, describe_returns=describe_returns)
         spec = Tool(
             name=name,
             description=self.model.description if description is None else description,
@@ -137,14 +151,17 @@ class FunctionTool(BaseTool):
         super().__init__(spec, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe)
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
         self.needs_context = self.model.context_parameter is not None
-        self._decoder = msgspec.json.Decoder(self.model.type)
+        self._decode = self.model.decode
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
 
     def decode(self, arguments: str) -> Any:
-        return self._decoder.decode(_text(arguments))
+        return self._decode(_text(arguments))
+
+    def to_builtins(self, arguments: Any) -> Any:
+        return self.model.to_builtins(arguments)
 
     def invoke(self, arguments: Any, context: ToolContext | None) -> Any:
         model = self.model
@@ -154,7 +171,8 @@ class FunctionTool(BaseTool):
             kwargs = {p: getattr(arguments, p) for p in model.parameters}
         if model.context_parameter is not None:
             kwargs[model.context_parameter] = context
-        return self.fn(**kwargs)
+        fn: Callable[..., Any] = self.fn
+        return fn(**kwargs)
 
 
 class ExecutorTool(BaseTool):
@@ -193,7 +211,7 @@ class ExecutorTool(BaseTool):
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
 @overload
 def tool(
     *,
@@ -202,9 +220,10 @@ def tool(
     policy: ApprovalPolicy = "auto",
     timeout: float | None = None,
     concurrency_safe: bool = True,
-) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+    describe_returns: bool = True,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
-    fn: Callable[..., Any] | None = None,
+    fn: Callable[P, R] | None = None,
     /,
     *,
     name: str | None = None,
@@ -212,13 +231,20 @@ def tool(
     policy: ApprovalPolicy = "auto",
     timeout: float | None = None,
     concurrency_safe: bool = True,
-) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    describe_returns: bool = True,
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """``@tool`` or ``@tool(policy="ask", timeout=30, concurrency_safe=False, ...)``: a
     ``FunctionTool`` with its ``.spec`` (``msgwire.Tool``) from the signature and docstring."""
 
-    def make(f: Callable[..., Any]) -> FunctionTool:
+    def make(f: Callable[P, R]) -> FunctionTool[P, R]:
         return FunctionTool(
-            f, name=name, description=description, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe
+            f,
+            name=name,
+            description=description,
+            policy=policy,
+            timeout=timeout,
+            concurrency_safe=concurrency_safe,
+            describe_returns=describe_returns,
         )
 
     return make(fn) if fn is not None else make
@@ -267,16 +293,53 @@ class ToolRegistry:
             )
         else:
             raise TypeError(f"cannot register {tool!r} as a tool")
+        self._register(made)
+        return made
+
+    def _register(self, made: BaseTool) -> None:
         if made.name in self._tools:
             raise ValueError(f"a tool named {made.name!r} is already registered")
         self._tools[made.name] = made
-        return made
 
-    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-        """``@registry.tool`` / ``@registry.tool(policy="ask")``: ``@tool``, registered here."""
+    @overload
+    def tool(self, fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        policy: ApprovalPolicy = "auto",
+        timeout: float | None = None,
+        concurrency_safe: bool = True,
+        describe_returns: bool = True,
+    ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+    def tool(  # no `/` here: mypy rejects it in an overloaded method's implementation
+        self,
+        fn: Callable[P, R] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        policy: ApprovalPolicy = "auto",
+        timeout: float | None = None,
+        concurrency_safe: bool = True,
+        describe_returns: bool = True,
+    ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+        """``@registry.tool`` / ``@registry.tool(policy="ask", ...)``: ``@tool`` with the same
+        options, registered here; the decorated name is the registered ``FunctionTool``."""
 
-        def register(f: Callable[..., Any]) -> BaseTool:
-            return self.add(tool(**options)(f))
+        def register(f: Callable[P, R]) -> FunctionTool[P, R]:
+            made = FunctionTool(
+                f,
+                name=name,
+                description=description,
+                policy=policy,
+                timeout=timeout,
+                concurrency_safe=concurrency_safe,
+                describe_returns=describe_returns,
+            )
+            self._register(made)
+            return made
 
         return register(fn) if fn is not None else register
 

@@ -1,61 +1,78 @@
-"""The JSON Schema of a function's arguments, from its signature and docstring.
+"""The JSON Schema of a function's arguments, from its signature and docstring, and the decoder
+that checks a model's arguments against it.
 
 The arguments become a msgspec Struct (made with ``msgspec.defstruct``): msgspec writes its JSON
 Schema and the same Struct decodes the model's raw arguments text, so what the model is told and
 what is checked can never drift apart.
 
 - types: anything msgspec decodes (``str``, ``int``, ``Literal``, ``list[...]``, ``datetime``,
-  Structs, dataclasses, ``X | None``, ...); a parameter without an annotation takes any JSON;
-- ``Annotated`` constraints: ``msgspec.Meta(ge=..., max_length=..., pattern=..., description=...)``,
-  a plain string (its description), or objects with the attributes of ``annotated_types``
-  (``Ge``, ``Interval``, ``Len``, ``MultipleOf``...);
+  Structs, dataclasses, TypedDicts, ``X | None``, ...); a parameter without an annotation takes
+  any JSON; pydantic models and types, and ``Annotated[T, pydantic.Field(...)]``, are read and
+  validated by pydantic (``pydantic_types.py``, loaded only then);
+- ``Annotated`` metadata (``hints.py``): ``msgspec.Meta(ge=..., max_length=..., pattern=...,
+  description=...)``, a plain string or ``typing_extensions.Doc`` (the description),
+  ``annotated_types`` constraints, pydantic's ``Field(...)``; metadata msgwire cannot honour,
+  and a type it cannot describe to a model, are refused with ``TypeError`` naming the tool and
+  the parameter;
 - defaults: a parameter with a default is optional (the schema says its default);
-- the docstring: its text before the first section is the tool's description; parameter
-  descriptions come from a Google (``Args:``), NumPy (``Parameters`` / ``----``) or Sphinx
-  (``:param name:``) section, unless the annotation already has one;
-- a function whose only parameter is a Struct takes that Struct's fields as its arguments;
+- the docstring (``docstrings.py``): its text before the first section is the tool's description,
+  followed by its Returns section (``describe_returns=False`` leaves that out); parameter
+  descriptions come from a Google, NumPy or Sphinx section, unless the annotation has one; the
+  attribute docstrings of a Struct's, dataclass's or TypedDict's fields describe those fields;
+- a function whose only parameter is a Struct, a dataclass, a TypedDict or a pydantic model
+  (required) takes that type's fields as its arguments, and is called with the decoded value;
 - unknown argument names are refused (``additionalProperties: false``), so a model that invents
   one hears about it.
+
+Nested types are written in place (Gemini's and some local models' tool schemas do not follow
+``$ref``); only a type that contains itself stays under ``$defs``.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
-import re
 import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import Any, get_args
 
 import msgspec
+import msgspec.inspect as mi
 
-__all__ = ["ArgumentsModel", "arguments_model", "parse_docstring"]
+from .docstrings import Docstring, attribute_docs, parse_docstring
+from .hints import NO_DEFAULT, Param, for_msgspec, is_pydantic, split_annotated, uses_pydantic
+
+__all__ = ["ArgumentsModel", "arguments_model", "parse_docstring", "schema_of"]
 
 _PREFIX = "#/$defs/"
-_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
+_NAMED = (mi.StructType, mi.DataclassType, mi.TypedDictType)
 
 
 @dataclass(frozen=True)
 class ArgumentsModel:
-    """How a function takes its arguments: the Struct they decode into, its JSON Schema, the
-    parameters filled from it, and the parameter (if any) that receives the ``ToolContext``."""
+    """How a function takes its arguments: their JSON Schema, ``decode`` (the arguments' JSON
+    text -> what ``invoke`` reads; ``msgspec.ValidationError`` / ``DecodeError`` with the JSON
+    path), ``to_builtins`` (decoded arguments -> JSON builtins), the parameters filled from them,
+    and the parameter (if any) that receives the ``ToolContext``."""
 
-    type: type[msgspec.Struct]
     schema: dict[str, Any]
     description: str
     parameters: tuple[str, ...]
     flatten: bool
-    """The function's only parameter is the Struct itself (called with the decoded Struct)."""
+    """The function's only parameter is the arguments themselves (called with the decoded value)."""
     context_parameter: str | None
+    decode: Callable[[str], Any]
+    to_builtins: Callable[[Any], Any]
 
 
-def arguments_model(fn: Any, name: str, context_type: type) -> ArgumentsModel:
-    """The arguments of ``fn`` as a Struct and a JSON Schema (see the module docstring)."""
+def arguments_model(fn: Any, name: str, context_type: type, *, describe_returns: bool = True) -> ArgumentsModel:
+    """The arguments of ``fn`` (see the module docstring)."""
     signature = inspect.signature(fn)
     hints = typing.get_type_hints(fn, include_extras=True)
-    description, parameter_docs = parse_docstring(inspect.getdoc(fn) or "")
+    doc: Docstring = parse_docstring(inspect.getdoc(fn) or "")
     context_parameter = None
-    fields: list[tuple[str, Any, Any]] = []
+    params: list[Param] = []
     for parameter in signature.parameters.values():
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise TypeError(f"tool {name!r}: *args and **kwargs cannot be described to a model")
@@ -63,48 +80,279 @@ def arguments_model(fn: Any, name: str, context_type: type) -> ArgumentsModel:
         if context_type in (hint, *get_args(hint)):  # ToolContext, or ToolContext | None
             context_parameter = parameter.name
             continue
-        hint = _with_metadata(hint, parameter_docs.get(parameter.name))
-        if parameter.default is inspect.Parameter.empty:
-            fields.append((parameter.name, hint, msgspec.NODEFAULT))
-        else:
-            fields.append((parameter.name, hint, _default(parameter.default)))
+        params.append(Param(parameter.name, hint, parameter.default, doc.params.get(parameter.name)))
 
-    lone = _struct_of(fields[0][1]) if len(fields) == 1 and fields[0][2] is msgspec.NODEFAULT else None
+    by_pydantic = {p.name for p in params if uses_pydantic(p.hint) or is_pydantic(p.default)}
+    lone = params[0] if len(params) == 1 and params[0].default is NO_DEFAULT else None
+    read = None
     if lone is not None:
-        arguments: type[msgspec.Struct] = lone
-        flatten = True
-    else:
-        arguments = msgspec.defstruct(
-            f"{name}__arguments",
-            [(f, t) if d is msgspec.NODEFAULT else (f, t, d) for f, t, d in fields],
-            kw_only=True,
-            forbid_unknown_fields=True,
-        )
-        flatten = False
+        read = _lone_pydantic(name, lone) if lone.name in by_pydantic else _lone_msgspec(name, lone)
+    if read is None:
+        read = _envelope(name, params, by_pydantic)
     return ArgumentsModel(
-        type=arguments,
-        schema=schema_of(arguments),
-        description=description,
-        parameters=tuple(f for f, _, _ in fields),
-        flatten=flatten,
+        schema=read.schema,
+        description=doc.description(returns=describe_returns),
+        parameters=tuple(p.name for p in params),
+        flatten=read.flatten,
         context_parameter=context_parameter,
+        decode=read.decode,
+        to_builtins=read.to_builtins,
     )
 
 
-def schema_of(arguments: type[msgspec.Struct]) -> dict[str, Any]:
-    """The Struct's object schema at the top level (no title), nested Structs written in place
-    (Gemini's and some local models' tool schemas do not follow ``$ref``); only a type that
-    contains itself stays under ``$defs``."""
-    (ref,), components = msgspec.json.schema_components([arguments], ref_template=_PREFIX + "{name}")
-    top = dict(components.pop(ref["$ref"].removeprefix(_PREFIX)))
+@dataclass(frozen=True)
+class _Read:
+    """How the arguments are read: their schema, decoder and builtins, and whether the decoded
+    value is the lone parameter itself (``flatten``) or an object of the parameters."""
+
+    schema: dict[str, Any]
+    decode: Callable[[str], Any]
+    to_builtins: Callable[[Any], Any]
+    flatten: bool
+
+
+def _lone_msgspec(tool: str, param: Param) -> _Read | None:
+    """The arguments as a lone Struct, dataclass or TypedDict parameter (its fields the argument
+    names, unknown ones refused); ``None`` for any other type."""
+    hint = _msgspec_hint(tool, param)
+    info = mi.type_info(split_annotated(hint)[0])
+    if not isinstance(info, _NAMED) or getattr(info, "array_like", False):
+        return None
+    schema = _schema(tool, hint)
+    schema["additionalProperties"] = False
+    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(hint)
+    if isinstance(info, mi.StructType) and info.forbid_unknown_fields:
+        return _Read(schema, decoder.decode, msgspec.to_builtins, flatten=True)
+    tag_field = getattr(info, "tag_field", None)
+    known = frozenset([f.encode_name for f in info.fields] + ([tag_field] if tag_field else []))
+
+    def decode(text: str) -> Any:
+        value = decoder.decode(text)
+        for key in _object_keys.decode(text):
+            if key not in known:
+                raise msgspec.ValidationError(f"Object contains unknown field `{key}`")
+        return value
+
+    return _Read(schema, decode, msgspec.to_builtins, flatten=True)
+
+
+def _lone_pydantic(tool: str, param: Param) -> _Read | None:
+    from . import pydantic_types  # pydantic only for the tools that use it
+
+    lone = pydantic_types.lone(tool, param)
+    if lone is None:
+        return None
+    top = dict(lone.schema)
+    defs = top.pop("$defs", {})
     top.pop("title", None)
+    return _Read(_finished(top, defs), lone.validate, lone.to_builtins, flatten=True)
+
+
+def _envelope(tool: str, params: list[Param], by_pydantic: set[str]) -> _Read:
+    """The arguments as an object of the parameters, decoded into a Struct made for them;
+    parameters pydantic reads are kept as raw JSON by msgspec, then validated by pydantic."""
+    validated: list[Any] = []
+    properties: dict[str, Any] = {}
+    defs: dict[str, Any] = {}
+    if by_pydantic:
+        from . import pydantic_types  # pydantic only for the tools that use it
+
+        validated, properties, defs = pydantic_types.arguments(tool, [p for p in params if p.name in by_pydantic])
+    by_name = {a.name: a for a in validated}
+    fields: list[tuple[str, Any, Any]] = []
+    for param in params:
+        if param.name in by_name:
+            argument = by_name[param.name]
+            required = argument.default is NO_DEFAULT and argument.factory is None
+            default = msgspec.field(default=msgspec.NODEFAULT if required else msgspec.UNSET, name=argument.key)
+            fields.append((param.name, msgspec.Raw, default))
+        else:
+            fields.append((param.name, _msgspec_hint(tool, param), _default(param.default)))
+    struct = msgspec.defstruct(f"{tool}__arguments", fields, kw_only=True, forbid_unknown_fields=True)
+    schema = _schema(tool, struct, properties, defs, envelope=struct)
+    decoder = msgspec.json.Decoder(struct)
+    if not validated:
+        return _Read(schema, decoder.decode, msgspec.to_builtins, flatten=False)
+
+    from .pydantic_types import to_jsonable
+
+    def decode(text: str) -> Any:
+        arguments = decoder.decode(text)
+        problems = []
+        for argument in validated:
+            raw = getattr(arguments, argument.name)
+            try:
+                value = argument.missing() if raw is msgspec.UNSET else argument.validate(raw)
+            except msgspec.ValidationError as exc:
+                problems.append(str(exc))
+                continue
+            setattr(arguments, argument.name, value)
+        if problems:
+            raise msgspec.ValidationError("; ".join(problems))
+        return arguments
+
+    return _Read(schema, decode, lambda arguments: msgspec.to_builtins(arguments, enc_hook=to_jsonable), flatten=False)
+
+
+_object_keys = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def _msgspec_hint(tool: str, param: Param) -> Any:
+    """The parameter's annotation as msgspec reads it, checked: ``TypeError`` naming the tool
+    and the parameter for metadata it cannot honour or a type it cannot describe."""
+    where = f"tool {tool!r}, parameter {param.name!r}"
+    try:
+        hint = for_msgspec(param.hint, param.doc)
+        info = mi.type_info(hint)
+    except TypeError as exc:
+        raise TypeError(f"{where}: {exc}") from exc
+    for node in _types(info):
+        if isinstance(node, mi.CustomType):
+            raise TypeError(
+                f"{where}: msgwire cannot describe {node.cls!r} to a model; use a type msgspec decodes (str, int, "
+                "float, bool, None, datetime, Literal, Enum, list, dict, Struct, dataclass, TypedDict...) or, with "
+                "pydantic installed, a pydantic model or type"
+            )
+    return hint
+
+
+def _types(info: mi.Type) -> Iterator[mi.Type]:
+    """Every type in ``info``'s tree, each once (a recursive type refers to itself)."""
+    seen: set[int] = set()
+    stack = [info]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        for name in node.__struct_fields__:
+            value = getattr(node, name)
+            for item in value if isinstance(value, tuple) else (value,):
+                item = item.type if isinstance(item, mi.Field) else item
+                if isinstance(item, mi.Type):
+                    stack.append(item)
+
+
+def _default(value: Any) -> Any:
+    if value is NO_DEFAULT:
+        return msgspec.NODEFAULT
+    if isinstance(value, (list, dict, set)) and value:  # msgspec wants a factory for these
+        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
+    return value
+
+
+def schema_of(arguments: Any) -> dict[str, Any]:
+    """The JSON Schema of a Struct (or dataclass, TypedDict) as a tool's parameters: an object
+    schema at the top level without a title, its fields' attribute docstrings as their
+    descriptions, nested types written in place."""
+    return _schema(getattr(arguments, "__name__", repr(arguments)), arguments)
+
+
+def _schema(
+    tool: str,
+    top_type: Any,
+    properties: dict[str, Any] | None = None,
+    defs: dict[str, Any] | None = None,
+    envelope: Any = None,
+) -> dict[str, Any]:
+    """msgspec's schema of ``top_type`` (see ``schema_of``), with ``properties`` replacing the
+    ones of the same name and ``defs`` (pydantic's) joining msgspec's components; ``envelope``
+    is the Struct made for the parameters (no source to read attribute docstrings from)."""
+    named = [t for t in _types(mi.type_info(top_type)) if isinstance(t, _NAMED) and t.cls is not envelope]
+    try:
+        (top_ref, *refs), components = msgspec.json.schema_components(
+            [top_type, *(t.cls for t in named)], ref_template=_PREFIX + "{name}"
+        )
+    except TypeError as exc:  # e.g. a default JSON cannot carry
+        raise TypeError(f"tool {tool!r}: {exc}") from exc
+    for info, ref in zip(named, refs, strict=True):
+        _describe_fields(components[ref["$ref"].removeprefix(_PREFIX)], info)
+    top = _resolve(top_ref, components)
+    top.pop("title", None)
+    renamed = _join(components, defs or {})
+    if properties:
+        top["properties"] = {**top["properties"], **_renamed(properties, renamed)}
+    return _finished(top, components)
+
+
+def _describe_fields(component: dict[str, Any], info: Any) -> None:
+    """The attribute docstrings of a class's fields as their descriptions (a description the
+    field already has wins)."""
+    docs = attribute_docs(getattr(info.cls, "__origin__", info.cls))
+    names = {f.name: f.encode_name for f in info.fields}
+    props = component.get("properties", {})
+    for attribute, text in docs.items():
+        key = names.get(attribute)
+        if key in props and "description" not in props[key]:
+            props[key] = {"description": text, **props[key]}
+
+
+def _resolve(node: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_PREFIX):
+        return {**components[ref.removeprefix(_PREFIX)], **{k: v for k, v in node.items() if k != "$ref"}}
+    return dict(node)
+
+
+def _join(components: dict[str, Any], defs: dict[str, Any]) -> dict[str, str]:
+    """``defs`` added to ``components``; a name already taken by another schema is given a
+    number (returned: old name -> new name, for the refs to follow)."""
+    renamed: dict[str, str] = {}
+    for name, schema in defs.items():
+        new = name
+        n = 1
+        while new in components and components[new] != schema:
+            n += 1
+            new = f"{name}{n}"
+        renamed[name] = new
+    for name, schema in defs.items():
+        components[renamed[name]] = _renamed(schema, renamed)
+    return {old: new for old, new in renamed.items() if old != new}
+
+
+def _renamed(node: Any, renamed: dict[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_renamed(n, renamed) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _renamed(v, renamed) for k, v in node.items()}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.removeprefix(_PREFIX) in renamed:
+        out["$ref"] = _PREFIX + renamed[ref.removeprefix(_PREFIX)]
+    return out
+
+
+def _finished(top: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """``top`` with every reference written in place but those of a type that contains itself,
+    which stay under ``$defs``; an empty ``required`` left out; an ``enum`` given its values'
+    ``type`` (Gemini reads an enum of strings only with it)."""
     top.setdefault("properties", {})
+    if top.get("required") == []:
+        del top["required"]
     recursive = {name for name in components if _refers_to(components[name], name, components, set())}
-    top = dict(_inline(top, components, recursive))
-    kept = {name: _inline(components[name], components, recursive) for name in sorted(recursive)}
+    top = _typed_enums(_inline(top, components, recursive))
+    kept = {name: _typed_enums(_inline(components[name], components, recursive)) for name in sorted(recursive)}
     if kept:
         top["$defs"] = kept
     return top
+
+
+_JSON_TYPES = ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number"), (type(None), "null"))
+
+
+def _typed_enums(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_typed_enums(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _typed_enums(v) for k, v in node.items()}
+    values = node.get("enum")
+    if isinstance(values, list) and values and "type" not in node:
+        kinds = {next((name for kind, name in _JSON_TYPES if isinstance(v, kind)), None) for v in values}
+        if len(kinds) == 1 and None not in kinds:
+            out["type"] = kinds.pop()
+    return out
 
 
 def _inline(node: Any, components: dict[str, Any], keep: set[str]) -> Any:
@@ -134,170 +382,3 @@ def _refers_to(node: Any, name: str, components: dict[str, Any], seen: set[str])
             seen.add(target)
             return _refers_to(components.get(target), name, components, seen)
     return any(_refers_to(v, name, components, seen) for k, v in node.items() if k != "$ref")
-
-
-def _struct_of(hint: Any) -> type[msgspec.Struct] | None:
-    if get_origin(hint) is Annotated:
-        hint = get_args(hint)[0]
-    return hint if isinstance(hint, type) and issubclass(hint, msgspec.Struct) else None
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, (list, dict, set)) and value:  # msgspec wants a factory for these
-        return msgspec.field(default_factory=lambda: copy.deepcopy(value))
-    return value
-
-
-def _with_metadata(hint: Any, doc: str | None) -> Any:
-    """``hint`` with its ``Annotated`` extras turned into ``msgspec.Meta`` (which msgspec
-    reads), and the docstring's description added when it has none."""
-    extras: tuple[Any, ...] = ()
-    base = hint
-    if get_origin(hint) is Annotated:
-        base, *rest = get_args(hint)
-        extras = tuple(rest)
-    metas = [m for m in (_as_meta(e) for e in extras) if m is not None]
-    if doc and not any(m.description for m in metas):
-        metas.append(msgspec.Meta(description=doc))
-    return Annotated[(base, *metas)] if metas else base
-
-
-def _as_meta(extra: Any) -> msgspec.Meta | None:
-    if isinstance(extra, msgspec.Meta):
-        return extra
-    if isinstance(extra, str):
-        return msgspec.Meta(description=extra)
-    found = {c: getattr(extra, c) for c in _CONSTRAINTS if getattr(extra, c, None) is not None}
-    return msgspec.Meta(**found) if found else None  # e.g. annotated_types.Ge(0), Len(1, 5)
-
-
-# --- docstrings -----------------------------------------------------------------------------
-
-_GOOGLE = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments)\s*:\s*$")
-_SECTION = re.compile(
-    r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Returns?|Yields?|Raises|"
-    r"Examples?|Notes?|See Also|Attributes|Warnings?|References|Todo)\s*:?\s*$"
-)
-_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
-_GOOGLE_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-_NUMPY_ITEM = re.compile(r"^(\*{0,2}\w+)\s*(?::\s*(.*))?$")
-_SPHINX = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-
-
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """``(description, {parameter: description})`` from a Google, NumPy or Sphinx docstring."""
-    lines = doc.expandtabs().splitlines()
-    description: list[str] = []
-    params: dict[str, str] = {}
-    i = 0
-    in_description = True
-    while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        numpy_header = i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1]) and _SECTION.match(stripped)
-        if _SPHINX.match(stripped):
-            in_description = False
-            i = _sphinx_item(lines, i, params)
-            continue
-        if numpy_header:
-            in_description = False
-            if re.match(r"^(Parameters|Params|Other Parameters|Arguments)$", stripped):
-                i = _numpy_section(lines, i + 2, params)
-            else:
-                i = _skip_section(lines, i + 2, _indent(line))
-            continue
-        if _SECTION.match(stripped) and stripped.endswith(":"):
-            in_description = False
-            if _GOOGLE.match(stripped):
-                i = _google_section(lines, i + 1, _indent(line), params)
-            else:
-                i = _skip_section(lines, i + 1, _indent(line))
-            continue
-        if in_description:
-            description.append(stripped)
-        i += 1
-    return "\n".join(_paragraphs(description)).strip(), params
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _paragraphs(lines: list[str]) -> list[str]:
-    """Lines joined into paragraphs (a docstring's hard wraps undone), blank-line separated."""
-    out: list[str] = []
-    current: list[str] = []
-    for line in [*lines, ""]:
-        if line:
-            current.append(line)
-        elif current:
-            out.extend([" ".join(current), ""])
-            current = []
-    return out[:-1]
-
-
-def _skip_section(lines: list[str], i: int, header_indent: int) -> int:
-    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > header_indent):
-        i += 1
-    return i
-
-
-def _google_section(lines: list[str], i: int, header_indent: int, params: dict[str, str]) -> int:
-    item_indent: int | None = None
-    name: str | None = None
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        indent = _indent(line)
-        if indent <= header_indent:
-            break
-        if item_indent is None:
-            item_indent = indent
-        match = _GOOGLE_ITEM.match(line.strip()) if indent == item_indent else None
-        if match:
-            name = match.group(1).lstrip("*")
-            params[name] = match.group(3).strip()
-        elif name is not None:  # a continuation line
-            params[name] = f"{params[name]} {line.strip()}".strip()
-        i += 1
-    return i
-
-
-def _numpy_section(lines: list[str], i: int, params: dict[str, str]) -> int:
-    name: str | None = None
-    base: int | None = None
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        if i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1]):
-            break  # the next section
-        indent = _indent(line)
-        if base is None:
-            base = indent
-        if indent == base:
-            match = _NUMPY_ITEM.match(line.strip())
-            if match is None:
-                break
-            name = match.group(1).lstrip("*")
-            params[name] = ""
-        elif name is not None:
-            params[name] = f"{params[name]} {line.strip()}".strip()
-        i += 1
-    return i
-
-
-def _sphinx_item(lines: list[str], i: int, params: dict[str, str]) -> int:
-    match = _SPHINX.match(lines[i].strip())
-    assert match is not None
-    name, text = match.group(1), match.group(2).strip()
-    indent = _indent(lines[i])
-    i += 1
-    while i < len(lines) and lines[i].strip() and _indent(lines[i]) > indent and not lines[i].strip().startswith(":"):
-        text = f"{text} {lines[i].strip()}"
-        i += 1
-    params[name] = text
-    return i

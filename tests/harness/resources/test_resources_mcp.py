@@ -161,3 +161,10 @@ def test_a_closed_manager_says_so() -> None:
         "server 'docs' could not read 'docs://readme': RuntimeError: MCPResources is not open "
         "(use it in a with block, or call open())"
     )
+    assert closed.unavailable == {"docs": "MCPResources is not open"}
+    with pytest.raises(RuntimeError, match=r"^MCPResources is not open"):
+        closed.list()
+    for _ in range(2):  # it opens again after a close, with new connections
+        with closed:
+            assert closed.read("docs", "docs://readme", refresh=True).status == "resolved"
+            assert closed.unavailable == {}

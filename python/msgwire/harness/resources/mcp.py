@@ -307,16 +307,18 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
     # --- from the caller's thread ---------------------------------------------------------------
 
     def _call(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+        return self._opened().call(fn, *args)
+
+    def _opened(self) -> BlockingPortal:
         portal = self._portal
         if portal is None:
             raise RuntimeError("MCPResources is not open (use it in a with block, or call open())")
-        return portal.call(fn, *args)
+        return portal
 
     def _gather(self, server: str | None, fetch: Callable[[str], Awaitable[builtins.list[_T]]]) -> builtins.list[_T]:
         if server is not None and server not in self._specs:
             raise ResourceError(f"no MCP server named {server!r}")
-        if self._portal is None:
-            self._call(fetch, server)  # raises: not open
+        self._opened()
         found: builtins.list[_T] = []
         for name in [server] if server is not None else self._specs:
             try:

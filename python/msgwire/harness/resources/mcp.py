@@ -44,11 +44,13 @@ Under faults (each shown by a test in ``tests/harness/resources/``; ``docs/guara
   block with the reason, and it works again once the server is back, without ``open()``. Cached
   entries that relied on its change stream are dropped (updates may have been missed); entries
   kept for their freshness period are still served.
-- A slow server: each request gets ``timeout`` seconds and the handshake ``connect_timeout``; a
-  read past it is an error block (``no answer within 2 s``; the SDK cancels the request)
-  and the connection stays up for the next read; a server silent at start is ``unavailable``
-  (``no answer to the MCP handshake within 30 s``) and holds up neither ``open()`` for longer
-  nor the other servers.
+- A slow server: each request gets ``timeout`` seconds and the handshake ``connect_timeout``. A
+  read past it is an error block (``no answer within 2 s``; the SDK cancels the request) and the
+  connection stays up for the next read; other reads, of that server or another, go on meanwhile.
+  A server silent at start is given up after ``connect_timeout`` (``no answer to the MCP
+  handshake within 30 s``; its process is stopped) while the others connect. Each call on a
+  server that is down tries once more to connect, so a silent one costs ``connect_timeout`` a
+  call.
 """
 
 from __future__ import annotations

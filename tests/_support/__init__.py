@@ -8,4 +8,6 @@
 - ``sdk``: the official SDK accumulators over a mock transport, and their comparisons with
   msgwire's messages;
 - ``localserver``: a real HTTP server on 127.0.0.1.
+- ``mcp_servers``: the SDK-written MCP servers of the resource tests, as command lines, and a
+  streamable HTTP one the fault tests kill and start again.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -80,12 +81,53 @@ def test_absolute_paths_outside_the_root_are_refused(workspace: Path, tmp_path: 
     outside = str(tmp_path / "outside.txt")
     assert FileResolver(workspace).resolve(ref(outside)).error == f"{outside!r} is outside the workspace root"
     assert FileResolver(workspace, extra_roots=[tmp_path]).resolve(ref(outside)).resolved_content == "outside\n"
-    assert FileResolver().resolve(ref(outside)).resolved_content == "outside\n"  # no root: no containment
+    anywhere = FileResolver(workspace, allow_any_path=True)  # the caller opts in
+    assert anywhere.resolve(ref(outside)).resolved_content == "outside\n"
+    assert anywhere.resolve(ref("../outside.txt")).resolved_content == "outside\n"
+    assert anywhere.resolve(ref("src/link_out.txt")).resolved_content == "outside\n"
+    denied = "permission denied: role 'user' may not read '.env' (denied by '.env')"
+    assert anywhere.resolve(ref(".env")).error == denied  # the deny list still applies
 
 
-def test_relative_paths_need_a_root() -> None:
-    resolved = FileResolver().resolve(ref("src/app.py"))
-    assert resolved.error == "relative path 'src/app.py' needs a workspace root, and none is set"
+def test_without_a_root_nothing_outside_the_working_directory_is_read(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Newcomer finding 11: ``FileResolver()`` read any absolute path, ``/etc/shadow`` included."""
+    monkeypatch.chdir(workspace)
+    files = FileResolver()
+    assert files.resolve(ref("src/app.py", 1, 1)).resolved_content == "line 1\n"  # relative to the working directory
+    outside = str(tmp_path / "outside.txt")
+    assert files.resolve(ref(outside)).error == f"{outside!r} is outside the working directory"
+    assert files.resolve(ref("/etc/shadow")).error == "'/etc/shadow' is outside the working directory"
+    assert files.resolve(ref("../outside.txt")).error == "'../outside.txt' is outside the working directory"
+    assert files.resolve(ref("src/link_out.txt")).error == (
+        "'src/link_out.txt' leads outside the working directory (through a symbolic link)"
+    )
+    assert not files.exists(outside)
+    monkeypatch.chdir(tmp_path)  # the directory of when it was made counts, not today's
+    assert files.resolve(ref("src/app.py", 2, 2)).resolved_content == "line 2\n"
+    assert FileResolver(allow_any_path=True).resolve(ref(outside)).resolved_content == "outside\n"
+
+
+def test_a_root_that_is_not_a_directory_is_refused(workspace: Path, tmp_path: Path) -> None:
+    """Newcomer finding 24: a missing root was only ever reported as 'file not found: a.py'."""
+    missing = tmp_path / "nonexistent"
+    does_not_exist = re.escape(f"the workspace root '{missing}' does not exist")
+    with pytest.raises(ValueError, match=f"^{does_not_exist}$"):
+        FileResolver(missing)
+    with pytest.raises(ValueError, match=f"^{does_not_exist}$"):
+        FileResolver(workspace, extra_roots=[missing])
+    not_a_directory = re.escape(f"the workspace root '{tmp_path / 'outside.txt'}' is not a directory")
+    with pytest.raises(ValueError, match=f"^{not_a_directory}$"):
+        FileResolver(tmp_path / "outside.txt")
+    # a root removed after the resolver was made
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    (gone / "a.py").write_text("x\n")
+    files = FileResolver(gone)
+    (gone / "a.py").unlink()
+    gone.rmdir()
+    assert files.resolve(ref("a.py")).error == f"the workspace root '{gone}' does not exist any more"
 
 
 def test_a_symlinked_workspace_root_still_contains_its_files(workspace: Path, tmp_path: Path) -> None:
@@ -167,6 +209,15 @@ def test_a_message_with_mentions_resolves_and_renders_numbered(workspace: Path) 
     assert texts[4] == '<file path="missing.py" status="error" error="file not found: \'missing.py\'"/>'
     # resolving again changes nothing: only pending blocks are read
     assert files.resolve_message(message) is message
+
+
+def test_a_mention_with_a_bad_range_is_not_read_whole(workspace: Path) -> None:
+    files = FileResolver(workspace)
+    message = files.resolve_message(parse_mentions(user("what about @src/app.py:abc and @src/app.py:2")))
+    refused, line = message.content[1:]  # type: ignore[union-attr]
+    assert (refused.status, refused.resolved_content) == ("error", None)  # type: ignore[union-attr]
+    assert refused.error.startswith("'@src/app.py:abc': 'abc' is not a line range")  # type: ignore[union-attr]
+    assert line.resolved_content == "line 2\n"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,6 @@
-"""MCP resources against a real MCP server (tests/harness/mcp_resource_server.py) over stdio."""
+"""MCP resources against a real MCP server (mcp_resource_server.py, the SDK's ``MCPServer``) over
+stdio: reading, the cache, change notifications. The SDK's low-level server and the faults:
+test_resources_mcp_servers.py and test_resources_mcp_faults.py."""
 
 from __future__ import annotations
 
@@ -11,20 +13,10 @@ from pathlib import Path
 import pytest
 
 from msgwire import formats
-from msgwire.errors import ResourceError
 from msgwire.harness.resources.mcp import Freshness, MCPResources
+from tests._support.mcp_servers import Clock
 
 SERVER = [sys.executable, str(Path(__file__).with_name("mcp_resource_server.py"))]
-
-
-class Clock:
-    """The manager's clock, moved by the test (freshness without sleeping)."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -169,10 +161,10 @@ def test_a_closed_manager_says_so() -> None:
         "server 'docs' could not read 'docs://readme': RuntimeError: MCPResources is not open "
         "(use it in a with block, or call open())"
     )
-
-
-def test_a_server_that_cannot_start_is_a_clear_error() -> None:
-    dead = MCPResources({"docs": SERVER, "dead": [sys.executable, "-c", "raise SystemExit(3)"]})
-    with pytest.raises(ResourceError, match=r"^MCP server 'dead' could not be started: "):
-        dead.open()
-    assert dead.read("docs", "docs://readme").status == "error"  # closed again, nothing left running
+    assert closed.unavailable == {"docs": "MCPResources is not open"}
+    with pytest.raises(RuntimeError, match=r"^MCPResources is not open"):
+        closed.list()
+    for _ in range(2):  # it opens again after a close, with new connections
+        with closed:
+            assert closed.read("docs", "docs://readme", refresh=True).status == "resolved"
+            assert closed.unavailable == {}

@@ -36,10 +36,34 @@ def refs(text: str, **kw: object) -> list[tuple[str, int | None, int | None]]:
         ("bare @ and @/ and @. are nothing", []),
         ("code `@app.route` and ```\n@decorator.x\n``` stays", []),
         ("a backslash path\\@x.py is not a mention", []),
+        ("a colon then a space: @src/app.py: it fails", [("src/app.py", None, None)]),
+        ("ends with a colon @src/app.py:", [("src/app.py", None, None)]),
+        ("an anchor @README.md#Lists", [("README.md", None, None)]),
+        ("a range then a full stop @src/app.py:10-20.", [("src/app.py", 10, 20)]),
+        ("@bob:hi is a handle saying hi", []),
     ],
 )
 def test_mentions(text: str, expected: list[tuple[str, int | None, int | None]]) -> None:
     assert refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "typed", "path", "error"),
+    [
+        ("@src/app.py:abc", "@src/app.py:abc", "src/app.py", "'abc' is not a line range (write :10 or :10-20"),
+        ("see @src/app.py:-3.", "@src/app.py:-3", "src/app.py", "'-3' is not a line range (write :10 or :10-20"),
+        ("@src/app.py:10-x", "@src/app.py:10-x", "src/app.py", "'10-x' is not a line range"),
+        ("@src/app.py:5:30", "@src/app.py:5:30", "src/app.py", "'5:30' is not a line range"),
+        ("@lib/x.rs#L-3", "@lib/x.rs#L-3", "lib/x.rs", "'-3' is not a line range (write #L10 or #L10-L20"),
+        ('@"my notes.md":one', '@"my notes.md":one', "my notes.md", "'one' is not a line range"),
+    ],
+)
+def test_a_range_that_is_not_one_is_refused_with_the_reason(text: str, typed: str, path: str, error: str) -> None:
+    """Newcomer finding 24: ``@src/app.py:abc`` and ``@src/app.py:-3`` referenced the whole file."""
+    [block] = parse_mentions(user(text)).content[1:]
+    assert type(block) is FileReferenceBlock
+    assert (block.path, block.start_line, block.end_line, block.status) == (path, None, None, "error")
+    assert (block.error or "").startswith(f"{typed!r}: {error}")
 
 
 def test_a_bare_name_is_a_path_when_it_exists() -> None:
@@ -67,7 +91,20 @@ def test_no_mention_gives_the_message_itself() -> None:
 
 
 _words = st.sampled_from(
-    ["see", "@src/a.py", "@b.md:3", "@c.rs:4-9", '@"d e.txt":1-2', "x@y.com", "@handle", "`@code.x`", ",", "."]
+    [
+        "see",
+        "@src/a.py",
+        "@b.md:3",
+        "@c.rs:4-9",
+        '@"d e.txt":1-2',
+        "@c.rs:x",
+        "@b.md#L-2",
+        "x@y.com",
+        "@handle",
+        "`@code.x`",
+        ",",
+        ".",
+    ]
 )
 
 

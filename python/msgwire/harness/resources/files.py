@@ -1,11 +1,14 @@
 """``FileResolver``: fills ``FileReferenceBlock``s from the file system, inside a workspace,
 with per-role permissions.
 
-Paths: absolute, or relative to the workspace ``root`` (a relative path without a root is an
-error). With a root, a path must stay inside it (or inside one of ``extra_roots``): once
-written out (``..`` segments) and once more after every symlink is followed (``realpath``),
-so neither ``../`` nor a link pointing out escapes. Without a root, absolute paths are read
-wherever they are (the permissions still apply).
+Paths: absolute, or relative to the workspace ``root``; without one, the root is the working
+directory when the resolver is made. A path must stay inside the root (or inside one of
+``extra_roots``): once written out (``..`` segments) and once more after every symlink is
+followed (``realpath``), so neither ``../`` nor a link pointing out escapes, and
+``FileResolver().resolve(FileReferenceBlock(path="/etc/shadow"))`` is refused. Only
+``allow_any_path=True`` reads paths anywhere (the permissions and the deny list still apply).
+A root that does not exist, or is not a directory, is a ``ValueError`` when the resolver is made;
+one removed later makes every reference under it an error saying so.
 
 Permissions: ``permissions`` maps a role (a name the caller defines: ``"user"``, ``"agent"``,
 a tool's name) to ``Rules(allow=..., deny=...)``; a role without an entry reads nothing. With
@@ -98,17 +101,25 @@ class FileResolver(Resolver):
         deny: Sequence[str] = SENSITIVE_FILES,
         max_bytes: int = 1 << 20,
         extra_roots: Iterable[str | os.PathLike[str]] = (),
+        allow_any_path: bool = False,
     ) -> None:
+        """``root``: where relative paths start and references must stay (the working directory
+        when not given); ``extra_roots``: more places references may point into;
+        ``allow_any_path``: no containment at all. ``ValueError`` for a root that is not a
+        directory, or a ``max_bytes`` below 1."""
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, got {max_bytes}")
-        self.root = Path(os.path.abspath(root)) if root is not None else None
+        self.root = Path(os.path.abspath(root)) if root is not None else Path.cwd()
         self.permissions = dict(permissions) if permissions is not None else None
         self.deny = tuple(deny)
         self.max_bytes = max_bytes
-        given = [self.root] if self.root is not None else []
-        given += [Path(os.path.abspath(r)) for r in extra_roots]
+        self.allow_any_path = allow_any_path
+        given = [self.root, *(Path(os.path.abspath(r)) for r in extra_roots)]
+        for place in given if root is not None else given[1:]:
+            _check_root(place)
         # each root as written and as its real path (the workspace itself may sit behind a link)
         self._roots = [(r, Path(os.path.realpath(r))) for r in given]
+        self._outside = "the workspace root" if root is not None or len(given) > 1 else "the working directory"
 
     # --- public ---------------------------------------------------------------------------------
 
@@ -166,8 +177,6 @@ class FileResolver(Resolver):
             raise _Refused("empty path" if not path else "a path may not hold a NUL character")
         expanded = os.path.expanduser(path)
         if not os.path.isabs(expanded):
-            if self.root is None:
-                raise _Refused(f"relative path {path!r} needs a workspace root, and none is set")
             expanded = os.path.join(self.root, expanded)
         return Path(os.path.normpath(expanded))
 
@@ -180,14 +189,13 @@ class FileResolver(Resolver):
         """The path as written and its real path, each with its place under the roots."""
         written = self._place(path)
         real = Path(os.path.realpath(written))
-        relative_written = relative_real = None
-        if self._roots:
-            relative_written = _inside(written, [w for w, _ in self._roots])
+        relative_written = _inside(written, [w for w, _ in self._roots])
+        relative_real = _inside(real, [r for _, r in self._roots])
+        if not self.allow_any_path:
             if relative_written is None:
-                raise _Refused(f"{path!r} is outside the workspace root")
-            relative_real = _inside(real, [r for _, r in self._roots])
+                raise _Refused(f"{path!r} is outside {self._outside}")
             if relative_real is None:
-                raise _Refused(f"{path!r} leads outside the workspace root (through a symbolic link)")
+                raise _Refused(f"{path!r} leads outside {self._outside} (through a symbolic link)")
         return written, relative_written, real, relative_real
 
     def _check_permissions(
@@ -215,6 +223,9 @@ class FileResolver(Resolver):
         try:
             info = os.stat(real)
         except FileNotFoundError:
+            gone = next((w for w, r in self._roots if not r.is_dir() and _inside(real, [r]) is not None), None)
+            if gone is not None:
+                raise _Refused(f"the workspace root {str(gone)!r} does not exist any more") from None
             raise _Refused(f"file not found: {path!r}") from None
         if stat.S_ISDIR(info.st_mode):
             raise _Refused(f"{path!r} is a directory, not a file")
@@ -258,6 +269,13 @@ class FileResolver(Resolver):
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _check_root(root: Path) -> None:
+    if not root.exists():
+        raise ValueError(f"the workspace root {str(root)!r} does not exist")
+    if not root.is_dir():
+        raise ValueError(f"the workspace root {str(root)!r} is not a directory")
 
 
 def _check_range(start: int | None, end: int | None) -> None:

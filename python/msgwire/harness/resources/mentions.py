@@ -8,6 +8,12 @@ punctuation, not part of the path):
 - ``@src/app.py:10-20`` or ``@src/app.py#L10-L20``: lines 10 to 20, 1-indexed, inclusive;
 - ``@"docs/my notes.md":3-5``: a quoted path may hold spaces.
 
+A range that is not one (``@src/app.py:abc``, ``@src/app.py:-3``, ``@src/app.py#L2-x``) is refused
+with the reason: its block comes with ``status="error"``, never the whole file read instead. A
+colon followed by white space or at the end is punctuation (``see @app.py: it fails``), and
+``#`` not followed by ``L`` and a digit is an anchor (``@README.md#Lists``): both mention the
+whole file.
+
 What stays text: an ``@`` inside a word (``alice@example.com``), an ``@handle`` that does not
 look like a path (no ``/``, no ``.``, not quoted, no line range; ``exists`` may still accept
 it, e.g. ``@Makefile``), a bare ``@`` or ``@/``, and anything inside backticks (code such as
@@ -31,12 +37,14 @@ _MENTION = re.compile(
     (?<![\w@./\\])                                  # not inside a word, an e-mail address or a path
     @
     (?: "(?P<quoted>[^"\n]+)" | (?P<bare>[^\s"'`<>()\[\]{},;:#]+) )
-    (?: :(?P<start>\d+)(?:-(?P<end>\d+))?          # :10 or :10-20
-      | \#L(?P<lstart>\d+)(?:-L?(?P<lend>\d+))?    # #L10 or #L10-L20
+    (?: :(?P<colon>[^\s"'`<>()\[\]{},;]+)               # :10 or :10-20, or what is typed there instead
+      | \#L(?P<hash>[\d-][^\s"'`<>()\[\]{},;]*)          # #L10 or #L10-L20 (#Lists is an anchor)
     )?
     """,
     re.VERBOSE,
 )
+_COLON_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+_HASH_RANGE = re.compile(r"(\d+)(?:-L?(\d+))?")
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 _TRAILING = ".!?"
 
@@ -50,8 +58,13 @@ class Mention(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     start_line: int | None = None
     end_line: int | None = None
+    error: str | None = None
+    """Why the mention is refused (a line range that is not one); ``None`` for a good one."""
 
     def block(self) -> FileReferenceBlock:
+        """The pending reference, or for a refused mention a failed one saying why."""
+        if self.error is not None:
+            return FileReferenceBlock(path=self.path, status="error", error=self.error)
         return FileReferenceBlock(path=self.path, start_line=self.start_line, end_line=self.end_line)
 
 
@@ -80,45 +93,58 @@ def find_mentions(text: str, *, exists: Callable[[str], bool] | None = None) -> 
             continue
         end = m.end()
         quoted, bare = m.group("quoted"), m.group("bare")
-        start_line = m.group("start") or m.group("lstart")
-        end_line = m.group("end") or m.group("lend")
-        if bare is not None and start_line is None:
+        typed_range, syntax = (m.group("colon"), _COLON_RANGE) if m.group("colon") else (m.group("hash"), _HASH_RANGE)
+        if typed_range is not None:  # sentence punctuation after the range is not part of it
+            stripped = typed_range.rstrip(_TRAILING)
+            end -= len(typed_range) - len(stripped)
+            typed_range = stripped
+        elif bare is not None:
             stripped = bare.rstrip(_TRAILING)
             end -= len(bare) - len(stripped)
             bare = stripped
         path = quoted if quoted is not None else bare
         if not path or path.strip() in ("/", "."):
             continue
-        handle = bare is not None and start_line is None and not _looks_like_path(bare)
+        lines = syntax.fullmatch(typed_range) if typed_range else None
+        handle = bare is not None and lines is None and not _looks_like_path(bare)
         if handle and (exists is None or not exists(path)):
             continue
-        first = int(start_line) if start_line else None
-        last = int(end_line) if end_line else first
+        typed = text[m.start() : end]
+        first = int(lines.group(1)) if lines else None
+        last = int(lines.group(2)) if lines and lines.group(2) else first
+        error = None
+        if typed_range and lines is None:
+            form = ":10 or :10-20" if syntax is _COLON_RANGE else "#L10 or #L10-L20"
+            error = f"{typed!r}: {typed_range!r} is not a line range (write {form}, lines counted from 1)"
         found.append(
             Mention(
-                typed=text[m.start() : end],
+                typed=typed,
                 start=m.start(),
                 end=end,
                 path=normalize_path(path),
                 start_line=first,
                 end_line=last,
+                error=error,
             )
         )
     return found
 
 
 def parse_mentions(message: UserMessage, *, exists: Callable[[str], bool] | None = None) -> UserMessage:
-    """``message`` with one ``FileReferenceBlock`` (status ``pending``) appended per distinct
-    mention in its text blocks; the text stays as typed. A mention the message already has a
-    block for (same normalised path and lines) adds nothing, so parsing twice changes nothing.
-    Returns ``message`` itself when there is nothing to add (same id either way)."""
-    have = {(b.path, b.start_line, b.end_line) for b in message.content if type(b) is FileReferenceBlock}
+    """``message`` with one ``FileReferenceBlock`` (status ``pending``, or ``error`` for a refused
+    mention) appended per distinct mention in its text blocks; the text stays as typed. A mention
+    the message already has a block for (same normalised path and lines, or the same refusal)
+    adds nothing, so parsing twice changes nothing. Returns ``message`` itself when there is
+    nothing to add (same id either way)."""
+    references = [b for b in message.content if type(b) is FileReferenceBlock]
+    have: set[tuple[str, int | None, int | None] | str] = {(b.path, b.start_line, b.end_line) for b in references}
+    have |= {b.error for b in references if b.error is not None}
     added: list[ContentBlock] = []
     for block in message.content:
         if type(block) is not TextBlock or "@" not in block.text:
             continue
         for mention in find_mentions(block.text, exists=exists):
-            key = (mention.path, mention.start_line, mention.end_line)
+            key = mention.error or (mention.path, mention.start_line, mention.end_line)
             if key not in have:
                 have.add(key)
                 added.append(mention.block())

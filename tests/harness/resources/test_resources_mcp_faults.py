@@ -1,0 +1,133 @@
+"""The MCP fault suite: servers that do not start, stay silent, answer slowly, die mid-session, or
+are killed and started again (over stdio and streamable HTTP). Real SDK servers in their own
+processes; the tests wait on what the manager reports, never on time alone."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from msgwire.errors import ResourceError
+from msgwire.harness.resources.mcp import MCPResources
+from msgwire.types import MCPResourceBlock
+from tests._support.mcp_servers import LOWLEVEL, WAIT, Changes, HttpServer, kill, process_gone, wait_until
+
+
+def pid_of(block: MCPResourceBlock) -> int:
+    """The server's process id from a ``counter://reads`` read (``read N by PID``)."""
+    assert block.status == "resolved", block.error
+    return int((block.content or "").rsplit(" ", 1)[1])
+
+
+def test_a_server_that_cannot_start_stops_neither_open_nor_the_others() -> None:
+    servers = {
+        "good": LOWLEVEL,
+        "missing": ["/nonexistent/mcp-server"],
+        "exits": [sys.executable, "-c", "raise SystemExit(3)"],
+    }
+    with MCPResources(servers) as mcp:
+        assert mcp.unavailable == {
+            "missing": "could not connect: FileNotFoundError: [Errno 2] No such file or directory: "
+            "'/nonexistent/mcp-server'",
+            "exits": "could not connect: Connection closed",
+        }
+        assert mcp.read("good", "config://app").status == "resolved"
+        assert mcp.read("missing", "config://app").error == (
+            "server 'missing' could not read 'config://app': could not connect: FileNotFoundError: "
+            "[Errno 2] No such file or directory: '/nonexistent/mcp-server'"
+        )
+        assert mcp.read("exits", "config://app").error == (
+            "server 'exits' could not read 'config://app': could not connect: Connection closed"
+        )
+        # listing every server leaves out those that cannot be listed; one of them by name says why
+        assert {r.server_name for r in mcp.list()} == {"good"}
+        with pytest.raises(ResourceError, match=r"^MCP server 'missing' could not be listed: could not connect: "):
+            mcp.list("missing")
+
+
+def test_a_server_silent_at_start_is_given_up_after_connect_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    silent = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    with MCPResources({"silent": [sys.executable, "-c", silent]}, connect_timeout=2) as mcp:
+        assert mcp.unavailable == {"silent": "could not connect: no answer to the MCP handshake within 2 s"}
+        wait_until(lambda: process_gone(int(pid_file.read_text())), "the silent server's process to be stopped")
+
+
+def test_a_slow_read_times_out_and_the_connection_stays() -> None:
+    with MCPResources({"s": LOWLEVEL}, timeout=3) as mcp:
+        before = pid_of(mcp.read("s", "counter://reads"))
+        assert mcp.read("s", "slow://gate").error == "server 's' could not read 'slow://gate': no answer within 3 s"
+        after = mcp.read("s", "counter://reads", refresh=True)
+        assert (after.content, mcp.unavailable) == (f"read 2 by {before}", {})
+
+
+def test_a_slow_read_holds_up_no_other_read(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    with MCPResources({"s": [*LOWLEVEL, "--gate", str(gate)], "other": LOWLEVEL}, timeout=WAIT) as mcp:
+        slow: list[MCPResourceBlock] = []
+        reader = threading.Thread(target=lambda: slow.append(mcp.read("s", "slow://gate")))
+        reader.start()
+        wait_until(tmp_path.joinpath("gate.waiting").exists, "the slow read to reach the server")
+        # the same server and another one answer while the slow read waits for its gate
+        assert mcp.read("s", "config://app").status == "resolved"
+        assert mcp.read("other", "config://app").status == "resolved"
+        assert reader.is_alive()
+        gate.touch()
+        reader.join(WAIT)
+        assert [b.content for b in slow] == ["the gate opened"]
+
+
+def test_a_server_that_dies_mid_session_is_started_again_by_the_next_read() -> None:
+    with MCPResources({"s": LOWLEVEL}) as mcp:
+        first = pid_of(mcp.read("s", "counter://reads"))
+        assert mcp.read("s", "crash://exit").error == "server 's' could not read 'crash://exit': Connection closed"
+        assert mcp.unavailable == {"s": "the connection was lost: Connection closed"}
+        again = mcp.read("s", "counter://reads", refresh=True)
+        assert pid_of(again) != first
+        assert again.content == f"read 1 by {pid_of(again)}"  # a new process
+        assert mcp.unavailable == {}
+
+
+def test_a_stdio_server_killed_is_started_again_and_what_it_watched_is_read_again() -> None:
+    changes = Changes()
+    with MCPResources({"s": [*LOWLEVEL, "--listen"]}, on_change=changes) as mcp:
+        first = pid_of(mcp.read("s", "counter://reads"))  # cached, and watched
+        kill(first)
+        # its change stream is cut: an update may have been missed, so the cached copy goes
+        assert changes.wait_for("s", "counter://reads")
+        again = mcp.read("s", "counter://reads")
+        assert pid_of(again) != first
+        assert (mcp.stats.hits, mcp.stats.invalidated) == (0, 1)
+
+
+@pytest.mark.parametrize("listens", [True, False], ids=["notifying", "silent"])
+def test_an_http_server_killed_and_restarted(listens: bool) -> None:
+    """While the server is down every read says why; once it is back the next read works, without
+    ``open()``. A cached copy is still served while down, unless it relied on the change stream."""
+    changes = Changes()
+    with (
+        HttpServer(*([] if listens else ["--no-listen"])) as server,
+        MCPResources({"wiki": server.url}, on_change=changes) as mcp,
+    ):
+        first = mcp.read("wiki", "note://pid")
+        readme = mcp.read("wiki", "note://readme")
+        server.kill()
+        if listens:
+            assert changes.wait_for("wiki", "note://readme")  # the cut stream dropped both copies
+        down = mcp.read("wiki", "note://pid", refresh=True)
+        assert down.error == (
+            "server 'wiki' could not read 'note://pid': could not connect: ConnectError: All connection attempts failed"
+        )
+        assert mcp.unavailable == {"wiki": "could not connect: ConnectError: All connection attempts failed"}
+        cached = mcp.read("wiki", "note://readme")
+        assert cached.status == ("error" if listens else "resolved")
+        if not listens:
+            assert cached == readme
+        server.start()
+        back = mcp.read("wiki", "note://pid", refresh=True)
+        assert back.status == "resolved"
+        assert back.content != first.content  # another process
+        assert mcp.unavailable == {}

@@ -10,6 +10,7 @@ one: unknown messages and blocks are kept byte-for-byte, legacy shapes go throug
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from typing import Any, TypeVar, Union, get_args, overload
 
@@ -220,9 +221,15 @@ def _session_from_raw(top: dict[str, msgspec.Raw] | list[msgspec.Raw]) -> Sessio
     return _build_session(top, items)
 
 
+@functools.cache
+def _session_fields() -> tuple[msgspec.structs.FieldInfo, ...]:
+    # msgspec resolves the annotations on every call (about 300 us): read them once
+    return msgspec.structs.fields(Session)
+
+
 def _build_session(top: dict[str, msgspec.Raw], items: list[msgspec.Raw]) -> Session:
     envelope: dict[str, Any] = {}
-    for field in msgspec.structs.fields(Session):
+    for field in _session_fields():
         if field.name not in ("version", "messages") and field.name in top:
             envelope[field.name] = _field(top, field.name, field.type, f"$.{field.encode_name}")
     messages: list[Any] = []

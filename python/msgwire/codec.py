@@ -293,13 +293,14 @@ def _messages_from_raw(items: list[msgspec.Raw], path: str) -> list[Any]:
     return [message_from_raw(raw, f"{path}[{i}]") for i, raw in enumerate(items)]
 
 
-# msgwire's own raw blocks: a provider's part kept whole, written back to its dialect (see
-# ``formats``); not a newer version's type, so not worth a warning.
-_PROVIDER_PART = "provider_part"
+# msgwire's own raw blocks and messages, not a newer version's types, so not worth a warning:
+# a provider's part kept whole, written back to its dialect (see ``formats``), and a provider's
+# item no message type holds (``msgwire.interop.responses_items``).
+_OWN_RAW = {("block", "provider_part"), ("message", "provider_item")}
 
 
 def _warn_unknown(kind: str, tag: str) -> None:
-    if kind == "block" and tag == _PROVIDER_PART:
+    if (kind, tag) in _OWN_RAW:
         return
     if (kind, tag) not in _warned_tags:
         _warned_tags.add((kind, tag))

@@ -56,10 +56,11 @@ from ..types import (
     LossReport,
     Message,
     SystemControlMessage,
+    ToolCallBlock,
     new_id,
     now,
 )
-from .responses_items import ReadItem, items_of, read_item
+from .responses_items import ReadItem, items_json, read_item
 
 __all__ = ["CLEAR", "POP", "StoreSession"]
 
@@ -86,11 +87,9 @@ def _live_of(message: Message, audit: Mapping[str, Any]) -> _Live:
     """A stored message and its entry's audit as the session's items."""
     kept = audit.get(AUDIT)
     if isinstance(kept, dict):
-        items = items_of(message, kept=kept.get("item"), form=kept.get("form"))
-        losses = msgspec.convert(kept.get("losses", []), list[Loss])
-    else:
-        items, losses = items_of(message), []
-    return _Live(message, [msgspec.json.encode(i) for i in items], losses)
+        items = items_json(message, kept=kept.get("item"), form=kept.get("form"))
+        return _Live(message, items, msgspec.convert(kept.get("losses", []), list[Loss]))
+    return _Live(message, items_json(message), [])
 
 
 def _audit_of(read: ReadItem) -> dict[str, Any]:
@@ -184,15 +183,21 @@ class _Trail:
         return LossReport(entries=entries)
 
     def add(self, items: Sequence[Mapping[str, Any]]) -> None:
-        self.refresh()  # the calls of earlier items name their results' tools
-        names: dict[str, str] = {}
+        names: dict[str, str] = {}  # the calls of the batch, then of the session
+        read_all = False
+
+        def tool_name(call_id: str) -> str | None:
+            nonlocal read_all
+            if call_id not in names and not read_all:  # a result whose call came before the batch
+                self.refresh()
+                read_all = True
+                names.update((c.id, c.name) for live in self._live.values() for c in _calls(live.message))
+            return names.get(call_id)
+
         reads: list[ReadItem] = []
         for index, item in enumerate(items):
-            read = read_item(
-                item, index=index, tool_name=lambda call_id: names.get(call_id) or self._tool_name(call_id)
-            )
-            if isinstance(read.message, AssistantMessage):
-                names.update((call.id, call.name) for call in read.message.tool_calls)
+            read = read_item(item, index=index, tool_name=tool_name)
+            names.update((c.id, c.name) for c in _calls(read.message))
             reads.append(read)
         drafts: list[Draft] = []
         known: dict[str, _Live] = {}
@@ -206,10 +211,8 @@ class _Trail:
                 audit=_audit_of(read),
             )
             drafts.append(draft)
-            items_json = [msgspec.json.encode(i) for i in items_of(read.message, kept=read.kept, form=read.form)]
-            known[draft.id] = _Live(
-                read.message, items_json, [msgspec.structs.replace(x, message=None) for x in read.losses]
-            )
+            losses = [msgspec.structs.replace(loss, message=None) for loss in read.losses]
+            known[draft.id] = _Live(read.message, [read.json], losses)
         self._commit(drafts, known, create=True)
 
     def pop(self) -> bytes | None:
@@ -256,14 +259,9 @@ class _Trail:
             self._take(committed.entries, known)
         return committed.results[0] if committed.results else None
 
-    def _tool_name(self, call_id: str) -> str | None:
-        """The tool of a call already in the session (for a result added in a later batch)."""
-        for live in reversed(self._live.values()):
-            if isinstance(live.message, AssistantMessage):
-                for call in live.message.tool_calls:
-                    if call.id == call_id:
-                        return call.name
-        return None
+
+def _calls(message: Message) -> list[ToolCallBlock]:
+    return message.tool_calls if isinstance(message, AssistantMessage) else []
 
 
 class StoreSession:

@@ -18,9 +18,10 @@ through msgwire's Responses writer (``formats.to_request``), so that one item is
   kept whole; a part of one the reader keeps whole is a ``provider_part`` block of its message,
   written back unchanged. Both are reported (``kind="item"`` / ``"provider_part"``, action
   ``fallback``): the item comes back exactly, but msgwire sees it only as raw JSON.
-- ``items_of(message, kept=..., form=...)`` is the items again: the kept item, or what the
-  writer gives for the message alone (reshaped by ``form``). A message of another origin
-  (an assistant message of several blocks) gives several items; a ``system_control`` none.
+- ``items_json(message, kept=..., form=...)`` is the items again, as JSON (``items_of``:
+  decoded): the kept item, or what the writer gives for the message alone (reshaped by
+  ``form``). A message of another origin (an assistant message of several blocks) gives
+  several items; a ``system_control`` none.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ..types import (
     new_id,
 )
 
-__all__ = ["DIALECT", "FORMS", "PROVIDER_ITEM", "ReadItem", "items_of", "read_item"]
+__all__ = ["DIALECT", "FORMS", "PROVIDER_ITEM", "ReadItem", "items_json", "items_of", "read_item"]
 
 DIALECT: Dialect = "openai-responses"
 PROVIDER_ITEM = "provider_item"
@@ -63,14 +64,28 @@ def _same(a: Item, b: Item) -> bool:
 
 
 class ReadItem(msgspec.Struct, frozen=True, kw_only=True):
-    """One item read: its ``message``; ``kept``, the item as given when the message does not
-    write it back (``None``: it does); ``form``, the steps that shape the written item into the
-    given one (``FORMS``); ``losses``, what msgwire's message does not carry."""
+    """One item read: its ``message``; ``json``, the item's JSON (what ``items_json`` gives
+    back for it); ``kept``, the item as given when the message does not write it back
+    (``None``: it does); ``form``, the steps that shape the written item into the given one
+    (``FORMS``); ``losses``, what msgwire's message does not carry."""
 
     message: Message
+    json: bytes
     kept: Item | None = None
     form: list[str] | None = None
     losses: list[Loss] = msgspec.field(default_factory=list)
+
+
+class _Input(msgspec.Struct):
+    input: list[msgspec.Raw]
+
+
+class _Type(msgspec.Struct):
+    type: str | None = None
+
+
+_input_decoder = msgspec.json.Decoder(_Input)
+_type_decoder = msgspec.json.Decoder(_Type)
 
 
 def read_item(
@@ -93,7 +108,7 @@ def read_item(
     except DecodeError as exc:
         messages, refused = [], f"the Responses reader refuses it ({exc})"
     if len(messages) != 1 or isinstance(messages[0], UnknownMessage):
-        return _unknown(given, index, refused or _why_no_message(given, len(messages)))
+        return _unknown(given, data, index, refused or _why_no_message(given, len(messages)))
     message: Message = msgspec.structs.replace(messages[0], id=new_id())
     if isinstance(message, ToolResultMessage) and message.tool_name is None and tool_name is not None:
         message = msgspec.structs.replace(message, tool_name=tool_name(message.tool_call_id))
@@ -110,10 +125,10 @@ def read_item(
     ]
     written = items_of(message)
     if len(written) == 1 and _same(written[0], given):
-        return ReadItem(message=message, losses=losses)
+        return ReadItem(message=message, json=data, losses=losses)
     form = _form_of(written, given)
     if form is not None:
-        return ReadItem(message=message, form=form, losses=losses)
+        return ReadItem(message=message, json=data, form=form, losses=losses)
     if len(written) == 1:
         paths = ", ".join(_differences(given, written[0]))
         what = f"{paths} not carried by msgwire's {message.type} message (the Responses writer gives it otherwise)"
@@ -121,44 +136,50 @@ def read_item(
         what = f"the Responses writer gives {len(written)} items for msgwire's {message.type} message"
     reason = f"{_kind(given)} item: {what}; the item is kept as given"
     losses.append(Loss(message=index, block=None, kind="item", action="fallback", reason=reason))
-    return ReadItem(message=message, kept=given, losses=losses)
+    return ReadItem(message=message, json=data, kept=given, losses=losses)
 
 
-def items_of(message: Message, *, kept: Item | None = None, form: list[str] | None = None) -> list[Item]:
-    """The items of ``message``: ``kept`` when there is one, else what msgwire's Responses
-    writer gives for the message alone, shaped by ``form``."""
+def items_json(message: Message, *, kept: Item | None = None, form: list[str] | None = None) -> list[bytes]:
+    """The items of ``message`` as JSON: ``kept`` when there is one, else what msgwire's
+    Responses writer gives for the message alone, shaped by ``form``."""
     if kept is not None:
-        return [kept]
+        return [msgspec.json.encode(kept)]
     if isinstance(message, UnknownMessage):
         data = message.data()
         if isinstance(data, dict) and data.get("type") == PROVIDER_ITEM and data.get("dialect") == DIALECT:
-            return [data["item"]]
+            return [msgspec.json.encode(data["item"])]
         return []
     if isinstance(message, SystemControlMessage):
         return []
     written = _written(message)
     if form and len(written) == 1:
-        written = [_reform(written[0], form)]
+        written = [msgspec.json.encode(_reform(_item_decoder.decode(written[0]), form))]
     return written
 
 
-def _written(message: Message) -> list[Item]:
+def items_of(message: Message, *, kept: Item | None = None, form: list[str] | None = None) -> list[Item]:
+    """``items_json`` decoded."""
+    return [_item_decoder.decode(item) for item in items_json(message, kept=kept, form=form)]
+
+
+def _written(message: Message) -> list[bytes]:
     if isinstance(message, ToolResultMessage):
         # a result is written after its call (the writer drops one that answers none): a stand-in
         # call with its id goes first, and only the result's item is kept
         call = AssistantMessage(content=[ToolCallBlock(id=message.tool_call_id, name=message.tool_name or "tool")])
-        items: list[Item] = formats.to_request([call, message], DIALECT)["input"]
-        return items[1:]
-    items = formats.to_request([message], DIALECT)["input"]
+        return [
+            bytes(raw) for raw in _input_decoder.decode(formats.to_request_json([call, message], DIALECT)).input[1:]
+        ]
+    items = [bytes(raw) for raw in _input_decoder.decode(formats.to_request_json([message], DIALECT)).input]
     if isinstance(message, AssistantMessage):  # the placeholder results of its own calls
-        return [i for i in items if i.get("type") != "function_call_output"]
+        return [i for i in items if _type_decoder.decode(i).type != "function_call_output"]
     return items
 
 
-def _unknown(given: Item, index: int, why: str) -> ReadItem:
+def _unknown(given: Item, data: bytes, index: int, why: str) -> ReadItem:
     raw = msgspec.json.encode({"type": PROVIDER_ITEM, "id": new_id(), "dialect": DIALECT, "item": given})
     loss = Loss(message=index, block=None, kind="item", action="fallback", reason=f"{_kind(given)} item: {why}")
-    return ReadItem(message=UnknownMessage(raw, PROVIDER_ITEM), losses=[loss])
+    return ReadItem(message=UnknownMessage(raw, PROVIDER_ITEM), json=data, losses=[loss])
 
 
 def _why_no_message(given: Item, count: int) -> str:

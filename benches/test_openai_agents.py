@@ -5,7 +5,7 @@ Items: what openai-agents' ``Runner`` stored for the six turns of
 ``tests/_support/openai_agents.py`` (its test model answering with the items real Responses
 streams returned: reasoning, parallel function calls and their outputs, text with
 ``logprobs``, a web search with citations, a file search, a computer call and its screenshot,
-a handoff), 28 items, repeated to 1,000 (about 640 B each).
+a handoff), 28 items, repeated to 1,000 (410 B of JSON each on average).
 
 - ``add``: ``await session.add_items(items)``, the 1,000 at once, into a new session (msgwire:
   each item read by the Responses reader, written back to check it, one transaction of 1,000

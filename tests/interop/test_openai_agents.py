@@ -423,6 +423,22 @@ def test_a_conversation_replaced_while_a_session_writes_is_read_again(store: SQL
     assert _run(go()) == [ANSWER, USER]
 
 
+def test_a_pop_while_the_conversation_is_replaced_pops_from_the_new_one(store: SQLStore) -> None:
+    gate = Gate(store)
+
+    async def go() -> tuple[Any, list[Any]]:
+        session = StoreSession("s", gate)  # type: ignore[arg-type]
+        await StoreSession("s", store).add_items(TURN)  # type: ignore[arg-type]
+        popping = asyncio.ensure_future(session.pop_item())
+        assert await asyncio.to_thread(gate.reached.wait, 30)
+        assert store.delete("s")
+        await StoreSession("s", store).add_items([USER, CALL])  # type: ignore[list-item]
+        gate.open.set()
+        return await popping, await StoreSession("s", store).get_items()
+
+    assert _run(go()) == (CALL, [USER])
+
+
 # --- the conversation is a msgwire conversation ------------------------------------------------------
 
 

@@ -116,6 +116,7 @@ class _Trail:
         self._seq = -1
         self._hash = ""
         self._live: dict[str, _Live] = {}
+        self._generation = 0  # how many times the conversation was found replaced and read again
 
     # --- reading the trail --------------------------------------------------------------------
 
@@ -132,6 +133,7 @@ class _Trail:
 
     def _forget(self) -> None:
         self._seq, self._hash, self._live = -1, "", {}
+        self._generation += 1
 
     def _take(self, entries: Sequence[Entry], known: Mapping[str, _Live] | None = None) -> None:
         """Apply entries that follow the last one read (``known``: the items of this session's
@@ -228,12 +230,14 @@ class _Trail:
                 id=f"{key}/{POP}/{index}", control=POP, params={"message_id": key, "item": index}
             )
             draft = Draft(id=new_id(), timestamp=now(), message=claim, decision=POP)
+            generation = self._generation
             entry = self._commit([draft], {}, create=False)
             if entry is None:
                 return None  # the conversation is gone
-            if entry.id == draft.id:
+            if entry.id == draft.id and self._generation == generation:
                 return live.items[index]
-            # another worker popped this item first: the next one
+            # another worker popped this item first (or the conversation was replaced, and the
+            # claim names no item of it): the next one
 
     def clear(self) -> None:
         draft = Draft(id=new_id(), timestamp=now(), message=SystemControlMessage(control=CLEAR), decision=CLEAR)

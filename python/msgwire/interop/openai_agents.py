@@ -342,9 +342,10 @@ class StoreSession:
 
     async def report(self) -> LossReport:
         """What msgwire's messages do not carry of the live items (``Loss.message``: the item's
-        position in ``get_items()``): parts and items kept whole (``provider_part``,
-        ``provider_item``), and fields kept beside the message (``kind="item"``). Every item
-        comes back equal all the same."""
+        position in ``get_items()``; action ``fallback``): a part the reader keeps whole
+        (``kind="provider_part"``, ``block`` its place), an item kept whole as a ``provider_item``
+        message or kept beside its message (``kind="item"``, the reason naming the fields). Every
+        item comes back equal all the same."""
         return await self._read(lambda trail: trail.report())
 
     # --- running off the event loop -----------------------------------------------------------

@@ -46,6 +46,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import msgwire
+from benches.peers import NormalSyncSession
 from msgwire import Message
 from msgwire.cli.workloads import session as _session
 from msgwire.harness.store import SQLStore, open_store
@@ -54,15 +55,6 @@ FULL = bool(os.environ.get("MSGWIRE_BENCH_FULL"))
 N_LOAD = 100_000 if FULL else 2_000
 APPEND_BASE = 1_000 if FULL else 200
 HERE = Path(__file__).resolve().parent
-
-
-class NormalSyncSession(SQLiteSession):
-    """openai-agents' SQLiteSession at the durability msgwire runs with (WAL, synchronous=NORMAL)."""
-
-    @staticmethod
-    def _configure_connection(conn: sqlite3.Connection) -> None:
-        SQLiteSession._configure_connection(conn)
-        conn.execute("PRAGMA synchronous=NORMAL")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,10 @@
 """The import rules of the package (docs/design.md section 1), read off the source with `ast`.
 
-- the wire layer (everything outside `harness/` and `cli/`) never imports `harness/` or `cli/`;
+- the wire layer (everything outside `harness/`, `cli/` and `interop/`) never imports them;
+- nothing imports `interop/` (adapters to other libraries, on top of the wire layer and the
+  harness) but `interop/` itself;
 - `import msgwire` loads no HTTP, database, OCR, MCP or terminal library;
-- the harness never calls `msgwire._core` (it uses the wire API);
+- the harness and the interop modules never call `msgwire._core` (they use the wire API);
 - the harness parts (tools, providers, store, resources) do not import each other;
 - an optional library is imported only in the module that needs it.
 """
@@ -33,7 +35,10 @@ OPTIONAL = {
     "pydantic_ai": {"interop/pydantic_ai.py"},
     "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
     "pydantic_core": {"harness/tools/pydantic_types.py"},
+    "agents": {"interop/openai_agents.py"},
 }
+WINGS = ("harness/", "cli/", "interop/")
+"""What stands on the wire layer: the agent harness, the command, the adapters to other libraries."""
 
 
 def _modules() -> list[Path]:
@@ -60,18 +65,27 @@ def _where(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
 
-def test_the_wire_layer_never_imports_the_harness_or_the_cli() -> None:
+def test_the_wire_layer_never_imports_the_harness_the_cli_or_interop() -> None:
     for path in _modules():
         where = _where(path)
-        if where.startswith(("harness/", "cli/")) or where == "__main__.py":
+        if where.startswith(WINGS) or where == "__main__.py":
             continue
-        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli"))]
+        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli", "msgwire.interop"))]
         assert not bad, f"{where} imports {bad}"
 
 
-def test_the_harness_never_calls_the_extension() -> None:
+def test_only_interop_imports_interop() -> None:
+    """The adapters sit on top: the harness and the command never need another library's types."""
     for path in _modules():
-        if _where(path).startswith("harness/"):
+        where = _where(path)
+        if not where.startswith("interop/"):
+            bad = [n for n in _imports(path) if n.startswith("msgwire.interop")]
+            assert not bad, f"{where} imports {bad}"
+
+
+def test_the_harness_and_interop_never_call_the_extension() -> None:
+    for path in _modules():
+        if _where(path).startswith(("harness/", "interop/")):
             bad = [n for n in _imports(path) if n.startswith("msgwire._core")]
             assert not bad, f"{_where(path)} imports {bad}"
 
@@ -105,7 +119,9 @@ def test_import_msgwire_loads_no_optional_library() -> None:
         "pyarrow",
         "pydantic",
         "rich",
+        "agents",
         "msgwire.harness",
+        "msgwire.interop",
     ]
     code = f"import sys, msgwire; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
@@ -187,7 +203,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("root", ["harness", "cli", "testing"])
+@pytest.mark.parametrize("root", ["harness", "cli", "testing", "interop"])
 def test_no_import_cycle(root: str) -> None:
     assert _cycles(_graph(root)) == []
 

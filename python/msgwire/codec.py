@@ -10,6 +10,7 @@ one: unknown messages and blocks are kept byte-for-byte, legacy shapes go throug
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from typing import Any, TypeVar, Union, get_args, overload
 
@@ -220,9 +221,15 @@ def _session_from_raw(top: dict[str, msgspec.Raw] | list[msgspec.Raw]) -> Sessio
     return _build_session(top, items)
 
 
+@functools.cache
+def _session_fields() -> tuple[msgspec.structs.FieldInfo, ...]:
+    # msgspec resolves the annotations on every call (about 300 us): read them once
+    return msgspec.structs.fields(Session)
+
+
 def _build_session(top: dict[str, msgspec.Raw], items: list[msgspec.Raw]) -> Session:
     envelope: dict[str, Any] = {}
-    for field in msgspec.structs.fields(Session):
+    for field in _session_fields():
         if field.name not in ("version", "messages") and field.name in top:
             envelope[field.name] = _field(top, field.name, field.type, f"$.{field.encode_name}")
     messages: list[Any] = []
@@ -286,13 +293,14 @@ def _messages_from_raw(items: list[msgspec.Raw], path: str) -> list[Any]:
     return [message_from_raw(raw, f"{path}[{i}]") for i, raw in enumerate(items)]
 
 
-# msgwire's own raw blocks: a provider's part kept whole, written back to its dialect (see
-# ``formats``); not a newer version's type, so not worth a warning.
-_PROVIDER_PART = "provider_part"
+# msgwire's own raw blocks and messages, not a newer version's types, so not worth a warning:
+# a provider's part kept whole, written back to its dialect (see ``formats``), and a provider's
+# item no message type holds (``msgwire.interop.responses_items``).
+_OWN_RAW = {("block", "provider_part"), ("message", "provider_item")}
 
 
 def _warn_unknown(kind: str, tag: str) -> None:
-    if kind == "block" and tag == _PROVIDER_PART:
+    if (kind, tag) in _OWN_RAW:
         return
     if (kind, tag) not in _warned_tags:
         _warned_tags.add((kind, tag))

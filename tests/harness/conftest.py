@@ -1,17 +1,15 @@
 """Fixtures of the harness tests: ``scripted``, a scripted model server on 127.0.0.1 for one test
-(``msgwire.testing``), checked for failures of its own when the test ends; a throwaway
-PostgreSQL server for the session (``pgserver``); and ``store_url``: a fresh SQLite file or a
-fresh PostgreSQL schema, so that one test runs against both stores."""
+(``msgwire.testing``), checked for failures of its own when the test ends. The stores'
+fixtures (``pgserver``, ``postgres_url``, ``store_url``) are in tests/conftest.py: the interop
+tests use them too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from msgwire.testing import ScriptedServer
-from tests._support.postgres import PostgresServer, bindir, running
 
 
 @pytest.fixture
@@ -19,25 +17,3 @@ def scripted() -> Iterator[ScriptedServer]:
     with ScriptedServer() as server:
         yield server
     assert server.errors == []
-
-
-@pytest.fixture(scope="session")
-def pgserver() -> Iterator[PostgresServer]:
-    if bindir() is None:
-        pytest.skip("the PostgreSQL server is not installed (Debian package postgresql: make system)")
-    with running() as server:
-        yield server
-
-
-@pytest.fixture
-def postgres_url(pgserver: PostgresServer) -> str:
-    """A connection string to a fresh, empty schema of the session's server."""
-    return pgserver.schema_url()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'msgwire.db'}"
-    server: PostgresServer = request.getfixturevalue("pgserver")
-    return server.schema_url()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -333,3 +334,17 @@ def test_the_async_store_has_the_same_calls(store: SQLStore) -> None:
         assert (await astore.load(c.id)).verify()
 
     asyncio.run(main())
+
+
+def test_the_async_store_runs_several_calls_as_one_job_in_its_pool(store: SQLStore) -> None:
+    def work(sync: SQLStore) -> tuple[str, int]:
+        c = sync.create()
+        sync.append(c.id, [msgwire.user("a"), msgwire.user("b")])
+        return threading.current_thread().name, len(sync.messages(c.id))
+
+    async def main() -> tuple[str, int]:
+        return await AsyncStore(store).run(work)
+
+    thread, count = asyncio.run(main())
+    assert thread.startswith("msgwire-store")
+    assert count == 2

@@ -84,6 +84,12 @@ class AsyncStore:
     mail_seq = _InThread(SQLStore.mail_seq)
     wait_mail = _InThread(SQLStore.wait_mail)
 
+    async def run(self, work: Callable[[SQLStore], T], /) -> T:
+        """``work(store)`` in a thread of the store's pool: several calls of the store (and what
+        comes between them) as one job, which the event loop does not wait on."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, work, self.store)
+
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._pool, self.store.close)

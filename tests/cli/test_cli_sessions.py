@@ -282,3 +282,14 @@ def test_audit_catches_a_stored_entry_changed_behind_the_stores_back(workspace: 
     broken = cli.msgwire("audit", "--store", str(path), cid, env=env)
     assert broken.returncode == 1
     assert "✗ hash chain broken at seq 1" in broken.stdout
+
+
+def test_a_store_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    env = cli.environment(tmp_path)
+    for command in (["sessions"], ["audit", "some-id"], ["chat", "--model", "m", "--api-key", "k"]):
+        done = cli.msgwire(*command, "--store", "mysql://u@h/db", env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "cannot open the store mysql://u@h/db: unsupported store URL scheme 'mysql'" in done.stderr
+    listed = cli.msgwire("sessions", "--limit", "-1", env=env)
+    assert listed.returncode == 2
+    assert "--limit takes 0 (every one) or more, got -1" in listed.stderr

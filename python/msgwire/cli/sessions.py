@@ -70,9 +70,9 @@ def open_chat_store(location: str) -> SQLStore:
     be opened is a ``UsageError`` naming it."""
     from ..harness.store import open_store  # the harness is imported by the commands that use it
 
-    if location == str(default_store()):
-        default_store().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
+        if location == str(default_store()):
+            default_store().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         return open_store(location)
     except (MsgwireError, ValueError, OSError) as exc:
         raise UsageError(f"cannot open the store {location}: {exc}") from None
@@ -99,8 +99,8 @@ def latest_first(infos: list[ConversationInfo]) -> list[ConversationInfo]:
 
 def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
     """The conversation ``wanted`` names: its id, or the first characters of exactly one id in
-    the store; ``None``: msgwire chat's latest. ``UsageError`` when there is none or the
-    characters name several."""
+    the store; ``None`` (or empty): msgwire chat's latest. ``UsageError`` when there is none
+    or the characters begin several."""
     if not wanted:
         latest = chat_conversations(store)
         if not latest:

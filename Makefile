@@ -22,16 +22,29 @@ $(STAMP): requirements/dev.txt
 .PHONY: venv
 venv: $(STAMP) ## Make .venv with the pinned dependencies of requirements/dev.txt
 
-.PHONY: build
-build: venv ## Build the Rust extension (release profile) into .venv
-	$(BIN)/maturin develop --release --quiet
+# The extension is built again only when what it is built from changed (as $(STAMP) for the
+# requirements): its Rust sources, the Cargo files, pyproject.toml (maturin's settings) or the venv.
+# PIP_QUIET: maturin installs through pip, which would print a line per skipped extra and per
+# requirement already there (`--quiet` is maturin's own).
+EXTENSION_INPUTS := $(shell find rust/core/src rust/python/src -name '*.rs') \
+	rust/core/Cargo.toml rust/python/Cargo.toml Cargo.toml Cargo.lock pyproject.toml
+BUILT := $(VENV)/.built-extension
 
-# Debian packages of the real components the tests run (scripts/system-packages.sh installs the
-# missing ones with apt-get):
-SYSTEM_PACKAGES :=
-# OCR of images (msgwire.harness.resources.ocr, extra "ocr"): Tesseract's English model, orientation and script
-# detection, and German for the two-language test; the tesserocr wheel brings libtesseract, these bring the data
-SYSTEM_PACKAGES += tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-deu
+$(BUILT): $(STAMP) $(EXTENSION_INPUTS)
+	PIP_QUIET=1 $(BIN)/maturin develop --release --quiet
+	@touch $@
+
+.PHONY: build
+build: $(BUILT) ## Build the Rust extension (release profile) into .venv, when its sources changed
+
+# Debian packages of the real components the demo and the tests run (scripts/system-packages.sh
+# installs the missing ones with apt-get). The demo reads a screenshot by OCR (msgwire.harness.resources.ocr,
+# extra "ocr"): Tesseract's English model and its orientation and script detection; the tesserocr wheel
+# brings libtesseract, these bring the data.
+DEMO_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd
+SYSTEM_PACKAGES := $(DEMO_PACKAGES)
+# German for the two-language OCR test
+SYSTEM_PACKAGES += tesseract-ocr-deu
 # fonts the OCR tests render text with (DejaVu Sans, Serif, Mono)
 SYSTEM_PACKAGES += fonts-dejavu-core
 # PostgreSQL server (msgwire.harness.store.postgres, extra "postgres"): the store tests and benchmarks start a
@@ -96,8 +109,9 @@ fuzz-smoke: fuzz-tools ## Each fuzz target for FUZZ_SMOKE_SECONDS (5) from the s
 	done
 
 .PHONY: demo
-demo: build ## The main job: show what msgwire does on the bundled examples
-	$(BIN)/python -m msgwire demo
+demo: build ## The main job: show what msgwire does on the bundled examples (installs its Debian packages)
+	@bash scripts/system-packages.sh $(DEMO_PACKAGES)
+	@$(BIN)/python -m msgwire demo
 
 .PHONY: bench
 bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in benches/README.md

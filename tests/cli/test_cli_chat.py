@@ -1,6 +1,8 @@
 """``msgwire chat`` and ``msgwire audit``, as a user runs them: the command in its own process,
 its input piped, against the scripted model server on 127.0.0.1 (and, for ``/resource``, the
-test MCP server over stdio). No mocks: the tools read real files of a workspace folder."""
+test MCP server over stdio). No mocks: the tools read real files of a workspace folder, and
+the conversations are stored in a data directory of the test's own (tests/_support/cli.py).
+Storing and resuming them: test_cli_sessions.py."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from msgwire.harness import Conversation
-from msgwire.testing import ScriptedServer, reply, tool_call
+from msgwire.testing import ScriptedServer, error, reply, tool_call
+from tests._support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_SERVER = ROOT / "tests" / "harness" / "resources" / "mcp_resource_server.py"
@@ -46,11 +49,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _chat(server: ScriptedServer, workspace: Path, lines: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "msgwire", "chat", "--provider", "openai", "--base-url", server.url]
-    command += ["--model", "gpt-4o", "--api-key", "sk-test", "--workspace", str(workspace), *extra]
-    return subprocess.run(
-        command, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120, cwd=workspace, check=False
-    )
+    env = cli.environment(workspace.parent)
+    return cli.chat(server.url, lines, "--workspace", str(workspace), *extra, env=env, cwd=workspace)
 
 
 def test_a_chat_session_end_to_end(workspace: Path) -> None:
@@ -159,8 +159,8 @@ def test_the_audit_command_shows_the_timeline_and_catches_a_change(workspace: Pa
 
 def test_chat_needs_a_model(workspace: Path) -> None:
     with ScriptedServer() as server:
-        command = [sys.executable, "-m", "msgwire", "chat", "--provider", "openai", "--base-url", server.url]
-        done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, cwd=workspace, check=False)
+        env = cli.environment(workspace.parent)
+        done = cli.msgwire("chat", "--provider", "openai", "--base-url", server.url, env=env, cwd=workspace)
     assert done.returncode == 2
     assert "no model" in done.stderr
 
@@ -172,9 +172,10 @@ def test_a_chat_on_a_terminal_prompts_and_streams(workspace: Path) -> None:
     with ScriptedServer([reply([tool_call("list_dir", {})]), reply("Three files.")]) as server:
         command = [sys.executable, "-m", "msgwire", "chat", "--provider", "openai", "--base-url", server.url]
         command += ["--model", "gpt-4o", "--api-key", "sk-test", "--workspace", str(workspace)]
+        env = cli.environment(workspace.parent)
         pid, fd = pty.fork()
         if pid == 0:  # the child: the chat, its terminal the pty
-            os.execv(sys.executable, command)
+            os.execve(sys.executable, command, env)
         seen = bytearray()
 
         def until(token: bytes, timeout: float = 30.0) -> bool:
@@ -200,3 +201,92 @@ def test_a_chat_on_a_terminal_prompts_and_streams(workspace: Path) -> None:
             os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"app.py" in seen  # list_dir ran, approved on the terminal
+
+
+def test_a_failed_model_call_is_shown_once_and_the_chat_goes_on(workspace: Path) -> None:
+    """The loop's ``stream_failed`` event says it; the run ends there (newcomer finding 18: it
+    was printed again as the exception)."""
+    script = [error(400, "the model is not available to you"), reply("Back again.")]
+    with ScriptedServer(script) as server:
+        done = _chat(server, workspace, ["hi", "still there?"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("the model is not available to you") == 1
+    assert "error," in done.stdout  # the run's end: (1 step(s), error, ...)
+    assert "Back again." in done.stdout
+
+
+def test_the_approval_prompt_says_what_the_answers_are(workspace: Path) -> None:
+    """An answer it does not know, a wrong-typed edit typed at the prompt among them, is
+    answered with the three answers (newcomer finding 20), then asked again."""
+    with ScriptedServer([reply([tool_call("grep", {"pattern": "PORT"})]), reply("Found it.")]) as server:
+        done = _chat(server, workspace, ["Grep PORT", "maybe", '{"pattern": 5}', "a"])
+    assert done.returncode == 0, done.stderr
+    hint = "the answers are a (approve), d (deny, then a reason) or e (edit the arguments, as a JSON object)"
+    assert f"maybe? {hint}" in done.stdout
+    assert f'{{"pattern": 5}}? {hint}' in done.stdout
+    assert "✓ grep approved by user" in done.stdout
+
+
+def test_switching_to_the_mode_in_force_says_so_and_records_nothing(workspace: Path) -> None:
+    """``/mode act`` in act (newcomer finding 19): no mode_change in the trail, no "system prompt
+    changed" in its timeline; a real switch still records one."""
+    with ScriptedServer([reply("Hello.")]) as server:
+        done = _chat(server, workspace, ["hi", "/mode act", "/mode plan", "/save trail.json"])
+    assert done.returncode == 0, done.stderr
+    assert "already in mode act: nothing changed" in done.stdout
+    trail = Conversation.load_audit(workspace / "trail.json")
+    changes = [e.message.params for e in trail.entries if e.decision == "mode_change"]  # type: ignore[union-attr]
+    assert changes == [{"old": "act", "new": "plan"}]
+
+
+def test_the_timeline_says_a_prompt_changed_only_when_it_did() -> None:
+    """A no-op mode change as older versions recorded it (act -> act, the same prompt on both
+    sides) is shown without "system prompt changed"."""
+    from rich.console import Console
+
+    from msgwire import system_control
+    from msgwire.cli.timeline import timeline
+
+    conversation = Conversation(modes={"act": "Act.", "plan": "Plan."}, mode="act")
+    same = {"system_prompt": {"old": "Act.", "new": "Act."}}
+    conversation.add(system_control("mode_change", old="act", new="act"), "mode_change", same)
+    conversation.switch_mode("plan")
+    out = Console(width=200, record=True)
+    out.print(timeline(conversation.entries))
+    rows = [line for line in out.export_text().splitlines() if "mode_change" in line]
+    assert len(rows) == 2
+    assert "system prompt changed" not in rows[0]
+    assert "system prompt changed" in rows[1]
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        ("{}", "no entries and no conversation_id"),
+        ('{"hello": 1}', "no entries and no conversation_id"),
+        ("[]", "Expected `object`, got `array`"),
+        ("hello", "JSON is malformed"),
+    ],
+)
+def test_audit_refuses_a_file_that_is_no_audit_trail(tmp_path: Path, document: str, why: str) -> None:
+    """Exit 1 and "not an audit trail" with the reason, as ``--help`` says (newcomer finding 4)."""
+    path = tmp_path / "not-a-trail.json"
+    path.write_text(document)
+    done = cli.msgwire("audit", str(path), env=cli.environment(tmp_path))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"msgwire audit: not an audit trail: {path}: {why}")
+
+
+@pytest.mark.parametrize("command", ["chat", "audit", "sessions"])
+def test_help_is_plain_text(tmp_path: Path, command: str) -> None:
+    """The help comes from the module's docstring, without its ``literal`` markup (newcomer
+    finding 17); chat's and sessions' say where conversations are kept."""
+    done = cli.msgwire(command, "--help", env=cli.environment(tmp_path) | {"COLUMNS": "100"})
+    assert done.returncode == 0, done.stderr
+    assert "``" not in done.stdout
+    assert f"msgwire {command}" in done.stdout
+    if command != "audit":
+        assert "~/.local/share/msgwire/" in done.stdout
+        assert str(tmp_path / "data" / "msgwire" / "sessions.db") in "".join(done.stdout.split())
+    assert max(len(line) for line in done.stdout.splitlines()) <= 100

@@ -5,8 +5,11 @@
   every dialect, with the loss report;
 - ``msgwire transcode FILE|- --to D``: a recorded stream rewritten in another dialect's format;
 - ``msgwire bench``: msgwire beside the installed peers, on the same bytes;
-- ``msgwire chat``: a live agent session (streamed answers, tool calls approved one by one);
-- ``msgwire audit FILE``: an exported audit trail as a timeline, its hash chain verified;
+- ``msgwire chat``: a live agent session (streamed answers, tool calls approved one by one),
+  stored as it goes (``--resume`` continues one);
+- ``msgwire sessions``: the conversations ``msgwire chat`` stored;
+- ``msgwire audit FILE`` (or ``--store URL ID``): an audit trail as a timeline, its hash chain
+  verified;
 - ``msgwire demo``: all of it on the bundled examples (``make demo``).
 
 Exit codes: 0 success, 1 the input failed (a malformed or cut stream, a body of the wrong
@@ -21,8 +24,8 @@ import os
 import sys
 
 from ..errors import MsgwireError
-from . import audit, bench, chat, convert, demo, parse, transcode
-from .inputs import UsageError
+from . import audit, bench, chat, convert, demo, parse, sessions, transcode
+from .inputs import NotReadable, UsageError
 
 __all__ = ["main"]
 
@@ -34,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 the input failed (with its byte offset or JSON path), 2 a usage error.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (parse, convert, transcode, chat, audit, bench, demo):
+    for module in (parse, convert, transcode, chat, sessions, audit, bench, demo):
         module.add_parser(commands)
     return parser
 
@@ -58,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    except NotReadable as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
     except MsgwireError as exc:  # bad input the command could not get past
         print(f"{prog}: {type(exc).__name__}: {exc}{_where(exc)}", file=sys.stderr)
         return 1

@@ -9,6 +9,14 @@ provider's own variable). Text streams in as it arrives; each tool call is shown
 arguments and asked about: approve, deny (with a reason), or edit the arguments. The tools read a
 file, list a folder and grep, under ``--workspace`` (the current folder by default).
 
+Every conversation is stored as it goes (its messages, mode and audit trail), from its first
+message on, so nothing is lost when the terminal closes: in ``--store URL`` (``sqlite:///path.db``
+or ``postgresql://user@host/db``), else ``MSGWIRE_STORE``, else ``sessions.db`` in the user's
+data directory (``$XDG_DATA_HOME/msgwire/``, else ``~/.local/share/msgwire/``, made on first
+use). ``--resume`` continues the latest one, ``--resume ID`` that one (its first characters are
+enough), in the workspace it had unless ``--workspace`` says another; ``msgwire sessions`` lists
+them.
+
 In a message, ``@path``, ``@path:10-20`` or ``@"a path":3`` attach those lines of a workspace
 file. Commands:
 
@@ -25,6 +33,7 @@ file. Commands:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -37,14 +46,16 @@ from rich.console import Console
 from rich.text import Text
 
 from ..errors import MsgwireError
-from ..types import ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
+from ..types import AssistantMessage, ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
 from .inputs import UsageError
-from .render import ERROR, TOOL, clip, console
+from .render import ERROR, TOOL, clip, console, plain_help
+from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_location
 
 if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
     from ..harness.providers import HTTPProvider
     from ..harness.resources import MCPResources
+    from ..harness.store import SQLStore
     from ..harness.tools import Decision
 
 __all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
@@ -64,8 +75,13 @@ _KEYS = (
     ("openai", ("OPENAI_API_KEY",)),
     ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
 )
+_ANSWERS = {
+    **dict.fromkeys(("a", "approve", "y", "yes"), "approve"),
+    **dict.fromkeys(("d", "deny", "n", "no"), "deny"),
+    **dict.fromkeys(("e", "edit"), "edit"),
+}
 Ask = Callable[[str], str]
-HELP = (__doc__ or "").split("Commands:", 1)[-1].rstrip()
+HELP = plain_help(__doc__).split("Commands:", 1)[-1].rstrip()
 
 
 def choose_provider(name: str | None) -> str:
@@ -91,7 +107,10 @@ def _mcp_servers(specs: list[str]) -> dict[str, list[str]]:
 
 
 class Chat:
-    """One session: the agent, the terminal, and what waits for the next message."""
+    """One session: the agent, the terminal, the store, and what waits for the next message.
+
+    The conversation is stored from its first entry on (a chat left without a word stores
+    nothing); a resumed one is stored already."""
 
     def __init__(
         self,
@@ -101,12 +120,14 @@ class Chat:
         *,
         workspace: Path,
         mcp_servers: dict[str, list[str]],
+        store: SQLStore,
     ) -> None:
         self.agent = agent
         self.out = out
         self.ask = ask
         self.workspace = workspace
         self.mcp_servers = mcp_servers
+        self.store = store
         self.mcp: MCPResources | None = None
         self.attached: list[ContentBlock] = []
 
@@ -117,23 +138,48 @@ class Chat:
         self.out.print(
             Text(f"msgwire chat · {self.agent.provider!r} · workspace {self.workspace} · /help for commands", "dim")
         )
-        self.out.print(Text(f"conversation {conversation.id} · mode {conversation.mode}", "dim"))
-        while True:
-            try:
-                line = self.ask("you> ").strip()
-            except EOFError:
-                return 0
-            if not line:
-                continue
-            if line.startswith("/"):
-                if not self.command(line):
+        kept = f"stored in {self.store.url}"
+        if len(conversation):
+            self.out.print(Text(f"resumed conversation {conversation.id} · mode {conversation.mode} · {kept}", "dim"))
+            self._recap()
+        else:
+            self.out.print(Text(f"conversation {conversation.id} · mode {conversation.mode} · {kept}", "dim"))
+        try:
+            while True:
+                try:
+                    line = self.ask("you> ").strip()
+                except EOFError:
                     return 0
-                continue
-            self.send(line)
+                if not line:
+                    continue
+                if line.startswith("/"):
+                    if not self.command(line):
+                        return 0
+                    continue
+                self.send(line)
+        finally:
+            if self.agent.conversation.bound is not None:
+                self.out.print(Text(f"(msgwire chat --resume {self.agent.conversation.id} continues it)", "dim"))
+
+    def keep(self) -> None:
+        """Store the conversation, with its entries so far, unless it is stored already (every
+        entry added after is stored as it is added)."""
+        conversation = self.agent.conversation
+        if conversation.bound is None:
+            self.store.bind(conversation, agent=CHAT_AGENT)
+
+    def _recap(self, last: int = 4) -> None:
+        """The last words of a resumed conversation, so that the user sees where it stood."""
+        messages = self.agent.conversation.messages()
+        said = [m for m in messages if isinstance(m, (UserMessage, AssistantMessage)) and m.text]
+        for message in said[-last:]:
+            who = "you> " if isinstance(message, UserMessage) else "  "
+            self.out.print(Text(f"{who}{clip(message.text, 100)}", "dim"))
 
     def send(self, text: str) -> None:
         message = UserMessage(content=[TextBlock(text=text), *self.attached])
         self.attached = []
+        self.keep()
         entries = len(self.agent.conversation)
         started = False
         try:
@@ -172,12 +218,13 @@ class Chat:
                 except EOFError:
                     decisions[call.id] = Deny(reason="no answer (end of input)", by="user")
                     break
-                if answer in ("a", "approve", "y", "yes"):
+                choice = _ANSWERS.get(answer)
+                if choice == "approve":
                     decisions[call.id] = Approve(by="user")
-                elif answer in ("d", "deny", "n", "no"):
+                elif choice == "deny":
                     reason = self._ask_or("  reason (optional): ", "")
                     decisions[call.id] = Deny(reason=reason or "denied by the user", by="user")
-                elif answer in ("e", "edit"):
+                elif choice == "edit":
                     edited = self._ask_or("  arguments (JSON object): ", "")
                     try:
                         arguments = msgspec.json.decode(edited)
@@ -189,6 +236,8 @@ class Chat:
                         continue
                     decisions[call.id] = Approve(arguments=arguments, by="user", reason="edited by the user")
                 else:
+                    hint = "a (approve), d (deny, then a reason) or e (edit the arguments, as a JSON object)"
+                    self.out.print(Text(f"  {answer or 'no answer'}? the answers are {hint}", ERROR))
                     continue
                 break
         return decisions
@@ -246,6 +295,7 @@ class Chat:
         if block.status == "error":
             raise ValueError(f"{server}:{uri.strip()}: {block.error}")
         self.agent.conversation.add(mcp.context(block))
+        self.keep()
         size = len(block.content or block.blob or "")
         self.out.print(Text(f"  📎 {server}:{block.resource_uri} attached ({block.mime_type}, {size} chars)", "dim"))
 
@@ -263,7 +313,10 @@ class Chat:
         if not name:
             self.out.print(f"  mode {conversation.mode} (modes: {', '.join(conversation.modes)})")
             return
-        conversation.switch_mode(name, by="user")
+        if conversation.switch_mode(name, by="user") is None:
+            self.out.print(Text(f"  already in mode {name}: nothing changed", "dim"))
+            return
+        self.keep()
         self.out.print(Text(f"  mode {name}: {clip(conversation.system_prompt or '', 80)}", "dim"))
 
     def fork(self, at: str) -> None:
@@ -274,7 +327,8 @@ class Chat:
             entry_id = next((e.id for e in conversation.entries if e.seq == seq), None)
             if entry_id is None:
                 raise ValueError(f"no entry {seq} (0 to {len(conversation) - 1})")
-        fork = conversation.fork(entry_id)
+        self.keep()
+        fork = self.store.bind(conversation.fork(entry_id), agent=CHAT_AGENT)
         self.agent.conversation = fork
         where = f"entry {at}" if at else f"entry {len(conversation) - 1}"
         self.out.print(Text(f"  forked: conversation {fork.id}, from {conversation.id} at {where}", "dim"))
@@ -360,61 +414,97 @@ def make_provider(args: argparse.Namespace) -> HTTPProvider:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..harness import Agent, ContextPipeline, Conversation, ProviderVision
+    from ..harness import Agent, ContextPipeline, ProviderVision
     from ..harness.resources import FileResolver, ImageRecognizer
     from .workspace import workspace_tools
 
-    workspace = Path(args.workspace).resolve()
-    if not workspace.is_dir():
-        raise UsageError(f"no such folder: {args.workspace}")
+    if args.resume is not None and args.system:
+        raise UsageError("--system sets a new conversation's act mode: a resumed one keeps its own modes")
     servers = _mcp_servers(args.mcp)
-    out = console()
-    provider = make_provider(args)
-    if not provider.model:
-        provider.close()
-        raise UsageError("no model: pass --model or set MSGWIRE_MODEL")
-    modes = dict(MODES)
-    if args.system:
-        modes["act"] = args.system
-    conversation: Conversation = Conversation(modes=modes, mode="act")
-    files = FileResolver(workspace)
-    images = ImageRecognizer(vision=ProviderVision(provider, model=provider.model), files=files)
-    ask = _reader(out)
-    chat: Chat | None = None
-    try:
-        with Agent(
-            provider,
-            tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask", files=files),
-            conversation=conversation,
-            max_tokens=args.max_tokens,
-            context=ContextPipeline([files, images]),
-            max_steps=args.max_steps,
-        ) as agent:
-            chat = Chat(agent, out, ask, workspace=workspace, mcp_servers=servers)
-            agent.approver = chat.approve
-            return chat.loop()
-    finally:
-        if chat is not None:
-            chat.close()
-        images.close()
-        provider.close()
+    with contextlib.ExitStack() as closing:
+        provider = make_provider(args)
+        closing.callback(provider.close)
+        if not provider.model:
+            raise UsageError("no model: pass --model or set MSGWIRE_MODEL")
+        location = store_location(args.store)
+        if args.resume is not None and never_used(location):
+            raise UsageError(f"nothing to resume: no conversation was stored in {location} yet")
+        store = open_chat_store(location)
+        closing.callback(store.close)
+        conversation, workspace = _conversation(store, args)
+        out = console()
+        files = FileResolver(workspace)
+        images = ImageRecognizer(vision=ProviderVision(provider, model=provider.model), files=files)
+        closing.callback(images.close)
+        agent = closing.enter_context(
+            Agent(
+                provider,
+                tools=workspace_tools(workspace, policy="auto" if args.auto_approve else "ask", files=files),
+                conversation=conversation,
+                max_tokens=args.max_tokens,
+                context=ContextPipeline([files, images]),
+                max_steps=args.max_steps,
+                on_error="stop",  # the failure is shown once, as the loop's event; the chat goes on
+            )
+        )
+        chat = Chat(agent, out, _reader(out), workspace=workspace, mcp_servers=servers, store=store)
+        closing.callback(chat.close)
+        agent.approver = chat.approve
+        code = chat.loop()
+    return code
+
+
+def _conversation(store: SQLStore, args: argparse.Namespace) -> tuple[Conversation, Path]:
+    """A new conversation (not stored until its first entry), or the one ``--resume`` names, and
+    its workspace: ``--workspace``, else the resumed conversation's, else the current folder."""
+    from ..harness import Conversation
+
+    given = Path(args.workspace).resolve() if args.workspace is not None else None
+    if args.resume is None:
+        workspace = given or Path.cwd()
+        _check_folder(workspace, args.workspace)
+        modes = dict(MODES)
+        if args.system:
+            modes["act"] = args.system
+        return Conversation(modes=modes, mode="act", metadata={"workspace": str(workspace)}), workspace
+    info = find(store, args.resume)
+    stored = info.metadata.get("workspace")
+    workspace = given or (Path(stored) if isinstance(stored, str) else Path.cwd())
+    _check_folder(workspace, args.workspace or f"{workspace} (the workspace of {info.id}: --workspace gives another)")
+    return store.open(info.id), workspace
+
+
+def _check_folder(folder: Path, named: str | None) -> None:
+    if not folder.is_dir():
+        raise UsageError(f"no such folder: {named or folder}")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "chat",
         help="a live agent session: streamed answers, tool calls approved one by one, /mode /fork /save /audit",
-        description=__doc__,
+        description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--provider", help="a dialect or preset (default: MSGWIRE_PROVIDER, or from the API keys set)")
     parser.add_argument("--base-url", default=os.environ.get("MSGWIRE_BASE_URL"), help="the API's URL")
     parser.add_argument("--model", default=os.environ.get("MSGWIRE_MODEL"), help="the model")
     parser.add_argument("--api-key", help="the API key (default: the provider's environment variable)")
-    parser.add_argument("--workspace", default=".", help="the folder the tools and @mentions may read (default: .)")
+    parser.add_argument(
+        "--workspace", help="the folder the tools and @mentions may read (default: a resumed conversation's, else .)"
+    )
     parser.add_argument("--max-tokens", type=int, default=1024, help="the longest answer, in tokens (1024)")
     parser.add_argument("--max-steps", type=int, default=25, help="model calls per message (25)")
     parser.add_argument("--system", help="the system prompt of the act mode")
     parser.add_argument("--mcp", action="append", default=[], metavar="NAME=COMMAND", help="an MCP server over stdio")
     parser.add_argument("--auto-approve", action="store_true", help="run every tool call without asking")
+    where = f"where conversations are kept (default: MSGWIRE_STORE, else {default_store()})"
+    parser.add_argument("--store", metavar="URL", help=where)
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue a stored conversation: the latest, or the one ID names (msgwire sessions lists them)",
+    )
     parser.set_defaults(run=run)

@@ -18,6 +18,11 @@ class UsageError(MsgwireError):
     """An argument the command cannot act on (a missing file, a dialect it cannot tell): exit 2."""
 
 
+class NotReadable(MsgwireError):
+    """An input that is not what the command reads (a file that is no audit trail): exit 1,
+    said as it is, without the name of the error that found it."""
+
+
 @contextmanager
 def open_input(name: str) -> Iterator[BinaryIO]:
     """The binary stream of a path, or standard input for ``-``."""

@@ -4,7 +4,9 @@ stream errors and loss reports. Only renderables are built here; the commands pr
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +48,20 @@ def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else WIDTH_WHEN_PIPED
     return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+
+
+def plain_help(doc: str | None) -> str:
+    """A command's docstring as its ``--help`` text: without reStructuredText's double
+    backquotes (a terminal would show them as they are), each paragraph of prose filled to the
+    terminal's width (at most 100 columns) as the options' help is; indented lines (a table of
+    commands) stay as they are."""
+    width = max(min(shutil.get_terminal_size().columns - 2, 100), 40)
+    paragraphs = []
+    for paragraph in (doc or "").replace("``", "").strip().split("\n\n"):
+        lines = paragraph.splitlines()
+        prose = all(line and not line[0].isspace() for line in lines)
+        paragraphs.append(textwrap.fill(" ".join(lines), width) if prose else paragraph)
+    return "\n\n".join(paragraphs)
 
 
 def clip(text: str, width: int = 96) -> str:

@@ -106,7 +106,8 @@ def _details(entry: Entry) -> str:
         parts.append(f"{len(audit['pruned'])} resource(s) pruned")
     if "blocks" in audit:
         parts.append(", ".join(f"{b.get('type')} {b.get('status')}" for b in audit["blocks"]))
-    if entry.decision == "mode_change" and isinstance(audit.get("system_prompt"), dict):
+    prompt = audit.get("system_prompt")
+    if entry.decision == "mode_change" and isinstance(prompt, dict) and prompt.get("old") != prompt.get("new"):
         parts.append("system prompt changed")
     return "; ".join(parts)
 

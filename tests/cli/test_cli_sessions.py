@@ -1,0 +1,295 @@
+"""Conversations of ``msgwire chat`` stored as they go and resumed, ``msgwire sessions`` and
+``msgwire audit --store``, as a user runs them: each command in its own process against the
+scripted model server on 127.0.0.1, the store a real SQLite file or a schema of a real
+PostgreSQL server (tests/_support/postgres.py), the data directory the test's own."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from msgwire import user
+from msgwire.cli import sessions
+from msgwire.harness.store import open_store
+from msgwire.testing import ScriptedServer, reply, tool_call
+from tests._support import cli
+from tests._support.postgres import PostgresServer, bindir, running
+
+
+@pytest.fixture(scope="module")
+def pgserver() -> Iterator[PostgresServer]:
+    if bindir() is None:
+        pytest.skip("the PostgreSQL server is not installed (Debian package postgresql: make system)")
+    with running() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh SQLite file, or a fresh schema of the module's PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'chats.db'}"
+    server: PostgresServer = request.getfixturevalue("pgserver")
+    return server.schema_url()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("buy milk\ncall mom\n")
+    return folder
+
+
+def _id(output: str) -> str:
+    """The conversation id the chat names when it ends."""
+    found = re.search(r"msgwire chat --resume (\S+) continues it", output)
+    assert found is not None, output
+    return found.group(1)
+
+
+def test_a_chat_is_stored_and_resumed_with_its_history_mode_and_trail(
+    store_url: str, workspace: Path, tmp_path: Path
+) -> None:
+    env = cli.environment(tmp_path)
+    first = [reply([tool_call("read_file", {"path": "notes.txt"})]), reply("It says buy milk.")]
+    with ScriptedServer(first) as server:
+        done = cli.chat(
+            server.url,
+            ["What do the notes say?", "a", "/mode plan"],
+            "--store",
+            store_url,
+            "--workspace",
+            str(workspace),
+            env=env,
+            cwd=workspace,
+        )
+    assert done.returncode == 0, done.stderr
+    cid = _id(done.stdout)
+    # a later chat, from another folder: the latest conversation, its workspace, its mode
+    with ScriptedServer([reply([tool_call("read_file", {"path": "notes.txt"})]), reply("Still milk.")]) as server:
+        again = cli.chat(server.url, ["Where were we?", "a"], "--store", store_url, "--resume", env=env, cwd=tmp_path)
+        requests = server.wait(2)
+    assert again.returncode == 0, again.stderr
+    assert f"resumed conversation {cid} · mode plan" in again.stdout
+    assert f"workspace {workspace}" in re.sub(r"\s+", " ", again.stdout)
+    assert "you> What do the notes say?" in again.stdout  # the recap of where it stood
+    assert "→ read_file: 1 | buy milk 2 | call mom" in again.stdout  # the tool read the stored workspace
+    sent = requests[0].json()["messages"]
+    assert sent[0]["role"] == "system"
+    assert "planning mode" in sent[0]["content"]
+    texts = [str(m.get("content")) for m in sent]
+    assert "What do the notes say?" in texts[1]
+    assert any("buy milk" in t for t in texts[2:-1])  # the tool's result, then the answer
+    assert "It says buy milk." in texts
+    assert "Where were we?" in texts[-1]
+    store = open_store(store_url)
+    try:
+        assert [info.id for info in store.conversations()] == [cid]
+        stored = store.load(cid)
+    finally:
+        store.close()
+    assert stored.verify()
+    assert stored.mode == "plan"
+    decisions = [e.decision for e in stored.entries]
+    assert decisions.count("user_input") == 2
+    assert decisions.count("tool_executed") == 2
+    assert decisions.count("mode_change") == 1
+    assert decisions[-1] == "planning"
+
+
+def test_nothing_is_lost_when_the_terminal_closes(workspace: Path, tmp_path: Path) -> None:
+    """The chat is hung up on (SIGHUP, as when its terminal closes) after an answer: the
+    question and the answer are in the default store, in the user's data directory."""
+    env = cli.environment(tmp_path)
+    command = [sys.executable, "-m", "msgwire", "chat", "--provider", "openai", "--model", "gpt-4o"]
+    with ScriptedServer([reply("Noted: buy milk.")]) as server:
+        command += ["--base-url", server.url, "--api-key", "sk-test", "--workspace", str(workspace)]
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=workspace
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(b"Remember to buy milk\n")
+            process.stdin.flush()
+            seen = bytearray()
+            deadline = time.monotonic() + 60
+            while b"step(s)" not in seen and time.monotonic() < deadline:  # the run's end line
+                if select.select([process.stdout], [], [], 0.5)[0]:
+                    chunk = os.read(process.stdout.fileno(), 4096)
+                    if not chunk:
+                        break
+                    seen.extend(chunk)
+            assert b"Noted: buy milk." in seen, seen
+            process.send_signal(signal.SIGHUP)
+            assert process.wait(timeout=60) == -signal.SIGHUP
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=60)
+            process.stdin.close()
+            process.stdout.close()
+            assert process.stderr is not None
+            process.stderr.close()
+    folder = tmp_path / "data" / "msgwire"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # conversations are private
+    store = open_store(folder / "sessions.db")
+    try:
+        (info,) = store.conversations()
+        conversation = store.load(info.id)
+    finally:
+        store.close()
+    assert conversation.verify()
+    assert [e.decision for e in conversation.entries] == ["user_input", "planning"]
+    assert conversation.messages()[1].text == "Noted: buy milk."  # type: ignore[union-attr]
+    listed = cli.msgwire("sessions", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert info.id in listed.stdout
+    assert "Remember to buy milk" in listed.stdout
+
+
+def test_where_conversations_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--store, else MSGWIRE_STORE, else sessions.db in the XDG data directory (a relative
+    XDG_DATA_HOME is ignored, as the rule says)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MSGWIRE_STORE", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert sessions.default_store() == tmp_path / "home" / ".local" / "share" / "msgwire" / "sessions.db"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")
+    assert sessions.data_dir() == tmp_path / "home" / ".local" / "share" / "msgwire"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert sessions.store_location(None) == str(tmp_path / "xdg" / "msgwire" / "sessions.db")
+    monkeypatch.setenv("MSGWIRE_STORE", "sqlite:///env.db")
+    assert sessions.store_location(None) == "sqlite:///env.db"
+    assert sessions.store_location("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+def test_a_chat_left_without_a_word_stores_nothing(workspace: Path, tmp_path: Path) -> None:
+    """Nothing said, nothing switched: no conversation to list or to resume."""
+    env = cli.environment(tmp_path)
+    never = cli.msgwire("sessions", env=env)
+    assert never.returncode == 0
+    assert "no conversations yet" in never.stdout
+    assert not (tmp_path / "data").exists()  # listing makes no store
+    nothing = cli.msgwire("chat", "--resume", "--model", "m", "--provider", "openai", "--api-key", "k", env=env)
+    assert nothing.returncode == 2
+    assert "nothing to resume" in nothing.stderr
+    assert not (tmp_path / "data").exists()
+    with ScriptedServer() as server:
+        done = cli.chat(server.url, ["/mode act", "/help", "/quit"], env=env, cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "--resume" not in done.stdout
+    listed = cli.msgwire("sessions", env=env)
+    assert "no conversations of msgwire chat in" in listed.stdout
+
+
+def test_sessions_lists_the_chats_latest_first_and_resume_takes_an_id_or_its_start(
+    workspace: Path, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    env = cli.environment(tmp_path)
+    script = [reply("One."), reply("Two."), reply("Three.")]
+    with ScriptedServer(script) as server:
+        lines = ["First question", "/fork", "Second question"]
+        done = cli.chat(server.url, lines, "--store", url, env=env, cwd=workspace)
+        assert done.returncode == 0, done.stderr
+        fork = _id(done.stdout)
+        original = re.search(r"from (\S+) at entry", done.stdout).group(1)  # type: ignore[union-attr]
+        store = open_store(url)
+        try:  # a conversation of someone else's in the same store
+            store.create(agent="nightly-job").add(user("not a chat"))
+        finally:
+            store.close()
+        listed = cli.msgwire("sessions", "--store", url, env=env)
+        assert listed.returncode == 0, listed.stderr
+        rows = [line.split() for line in listed.stdout.splitlines() if original in line or fork in line]
+        assert [row[0] for row in rows] == [fork, original]  # the latest activity first
+        assert rows[0][1] == "(fork)"
+        assert rows[0][-3:] == ["4", "First", "question"]
+        assert rows[1][-3:] == ["2", "First", "question"]
+        assert "not a chat" not in listed.stdout
+        assert "1 other conversation(s) in this store" in listed.stdout
+        latest = cli.msgwire("sessions", "--store", url, "--limit", "1", env=env)
+        assert fork in latest.stdout
+        assert original not in latest.stdout
+        assert "the latest 1 of 2" in latest.stdout
+        # the original by the start of its id
+        start = original[:-1]
+        resumed = cli.chat(server.url, ["Third question"], "--store", url, "--resume", start, env=env, cwd=workspace)
+        assert resumed.returncode == 0, resumed.stderr
+        assert f"resumed conversation {original}" in resumed.stdout
+        sent = server.wait(3)[2].json()["messages"]
+    assert [m["content"] for m in sent if m["role"] == "assistant"] == ["One."]
+    several = cli.msgwire("chat", "--store", url, "--resume", "0", "--model", "m", "--api-key", "k", env=env)
+    assert several.returncode == 2
+    assert "'0' begins 3 conversation ids" in several.stderr
+    unknown = cli.msgwire("chat", "--store", url, "--resume", "zzz", "--model", "m", "--api-key", "k", env=env)
+    assert unknown.returncode == 2
+    assert "no conversation 'zzz'" in unknown.stderr
+    both = cli.msgwire("chat", "--store", url, "--resume", "--system", "Be terse.", "--model", "m", env=env)
+    assert both.returncode == 2
+    assert "a resumed one keeps its own modes" in both.stderr
+
+
+def test_audit_shows_a_stored_conversation_as_it_shows_its_export(
+    store_url: str, workspace: Path, tmp_path: Path
+) -> None:
+    env = cli.environment(tmp_path)
+    with ScriptedServer([reply([tool_call("read_file", {"path": "notes.txt"})]), reply("Buy milk.")]) as server:
+        done = cli.chat(server.url, ["Notes?", "a", "/save trail.json"], "--store", store_url, env=env, cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    cid = _id(done.stdout)
+    exported = cli.msgwire("audit", str(workspace / "trail.json"), env=env)
+    stored = cli.msgwire("audit", "--store", store_url, cid, env=env)
+    latest = cli.msgwire("audit", "--store", store_url, env=env)
+    assert exported.returncode == stored.returncode == latest.returncode == 0, stored.stderr
+    assert "✓ hash chain verified: 5 entries" in stored.stdout
+    assert stored.stdout == exported.stdout == latest.stdout
+    missing = cli.msgwire("audit", "--store", store_url, "nope", env=env)
+    assert missing.returncode == 2
+    assert "no conversation 'nope'" in missing.stderr
+    neither = cli.msgwire("audit", env=env)
+    assert neither.returncode == 2
+    assert "msgwire audit --store URL ID" in neither.stderr
+
+
+def test_audit_catches_a_stored_entry_changed_behind_the_stores_back(workspace: Path, tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    env = cli.environment(tmp_path)
+    with ScriptedServer([reply("Buy milk.")]) as server:
+        done = cli.chat(server.url, ["Notes?"], "--store", str(path), env=env, cwd=workspace)
+    cid = _id(done.stdout)
+    db = sqlite3.connect(path)
+    try:
+        (body,) = db.execute("SELECT body FROM msgwire_entries WHERE seq = 1").fetchone()
+        assert b"Buy milk." in body
+        db.execute("UPDATE msgwire_entries SET body = ? WHERE seq = 1", (body.replace(b"Buy milk.", b"Buy beer."),))
+        db.commit()
+    finally:
+        db.close()
+    broken = cli.msgwire("audit", "--store", str(path), cid, env=env)
+    assert broken.returncode == 1
+    assert "✗ hash chain broken at seq 1" in broken.stdout
+
+
+def test_a_store_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    env = cli.environment(tmp_path)
+    for command in (["sessions"], ["audit", "some-id"], ["chat", "--model", "m", "--api-key", "k"]):
+        done = cli.msgwire(*command, "--store", "mysql://u@h/db", env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "cannot open the store mysql://u@h/db: unsupported store URL scheme 'mysql'" in done.stderr
+    listed = cli.msgwire("sessions", "--limit", "-1", env=env)
+    assert listed.returncode == 2
+    assert "--limit takes 0 (every one) or more, got -1" in listed.stderr

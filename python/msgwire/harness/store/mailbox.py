@@ -60,18 +60,24 @@ class SwarmTables(TrailTables):
 
     def __init__(self) -> None:
         self._mail_cond = threading.Condition()
-        self._mail_local = 0
+        self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
 
     def _lock_mail(self, cur: Cursor) -> None:
         """Make mail posts take turns, so that seq order is commit order and an agent's
         ``mail_seen`` mark never passes a mail still being posted (SQLite: they already do)."""
 
-    def _notify(self, cur: Cursor) -> None:
-        """Tell other processes that mail arrived (PostgreSQL: NOTIFY)."""
+    def _notify(self, cur: Cursor, seq: int) -> None:
+        """Tell other processes that mail up to ``seq`` arrived (PostgreSQL: NOTIFY)."""
 
     def _wait_remote(self, after: int, timeout: float) -> None:
         """Wait until mail above ``after`` may have arrived from another process."""
         raise NotImplementedError
+
+    def _mail_arrived(self, seq: int) -> None:
+        """Mail up to ``seq`` exists: wake every thread of this process waiting for mail."""
+        with self._mail_cond:
+            self._mail_known = max(self._mail_known, seq)
+            self._mail_cond.notify_all()
 
     # --- swarm: agents and mail ---------------------------------------------------------------
 
@@ -218,13 +224,11 @@ class SwarmTables(TrailTables):
                     f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
                     (self._time(stamp), *params),
                 )
-            self._notify(cur)
+            self._notify(cur, seq)
             return seq
 
         seq = self._run(work)
-        with self._mail_cond:
-            self._mail_local = max(self._mail_local, seq)
-            self._mail_cond.notify_all()
+        self._mail_arrived(seq)
         target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
         return Mail(seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user)
 
@@ -308,21 +312,21 @@ class SwarmTables(TrailTables):
 
     def wait_mail(self, after: int, timeout: float) -> int:
         """Wait up to ``timeout`` seconds for mail above seq ``after`` (posted by this store
-        object, or by any process); returns the last mail seq."""
+        object, or by any process); returns the last mail seq. Every thread waiting wakes at
+        once (PostgreSQL: on the NOTIFY, through one LISTEN connection per store; SQLite: on a
+        post of this process, else at its next look at the table)."""
         deadline = time.monotonic() + timeout
         while True:
             current = self.mail_seq()
             left = deadline - time.monotonic()
             if current > after or left <= 0:
                 return current
-            with self._mail_cond:
-                if self._mail_local > after:
-                    continue
             self._wait_remote(after, left)
 
     def _wait_local(self, after: int, timeout: float) -> bool:
+        """Wait until this process has seen mail above ``after`` (whether it did)."""
         with self._mail_cond:
-            return self._mail_cond.wait_for(lambda: self._mail_local > after, timeout)
+            return self._mail_cond.wait_for(lambda: self._mail_known > after, timeout)
 
     def _agent(self, row: tuple[Any, ...]) -> AgentState:
         return AgentState(

@@ -136,8 +136,7 @@ def main() -> None:
     for where, values in results.items():
         ms = sorted(v * 1000 for v in values)
         print(
-            f"  post from {where:<13}: median {statistics.median(ms):8.1f} ms, max {ms[-1]:8.1f} ms "
-            f"({len(ms)} wakes)"
+            f"  post from {where:<13}: median {statistics.median(ms):8.1f} ms, max {ms[-1]:8.1f} ms ({len(ms)} wakes)"
         )
 
 

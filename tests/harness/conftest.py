@@ -1,6 +1,7 @@
 """Fixtures of the harness tests: ``scripted``, a scripted model server on 127.0.0.1 for one test
 (``msgwire.testing``), checked for failures of its own when the test ends; a throwaway
-PostgreSQL server for the session (``pgserver``); and ``store_url``: a fresh SQLite file or a
+PostgreSQL server for the session (``pgserver``) and one per module for the tests that stop it
+(``own_pgserver``); and ``store_url``: a fresh SQLite file or a
 fresh PostgreSQL schema, so that one test runs against both stores."""
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ def scripted() -> Iterator[ScriptedServer]:
 
 @pytest.fixture(scope="session")
 def pgserver() -> Iterator[PostgresServer]:
+    if bindir() is None:
+        pytest.skip("the PostgreSQL server is not installed (Debian package postgresql: make system)")
+    with running() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def own_pgserver() -> Iterator[PostgresServer]:
+    """A server of the module's own, for tests that stop and restart it (the session's is shared)."""
     if bindir() is None:
         pytest.skip("the PostgreSQL server is not installed (Debian package postgresql: make system)")
     with running() as server:

@@ -241,9 +241,12 @@ class Swarm:
             self._threads.append(thread)
 
     def stop(self) -> None:
+        """Stop the agents' threads: each ends its step, an idle one its wait at once."""
         self._stop.set()
         for thread in self._threads:
-            thread.join()
+            while thread.is_alive():
+                self.store.wake_waiters()  # again until it ends: it may have been about to wait
+                thread.join(0.05)
         self._threads.clear()
 
     def close(self) -> None:

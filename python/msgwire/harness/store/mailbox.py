@@ -61,6 +61,7 @@ class SwarmTables(TrailTables):
     def __init__(self) -> None:
         self._mail_cond = threading.Condition()
         self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
+        self._mail_wakes = 0  # how many times wake_waiters was called
 
     def _lock_mail(self, cur: Cursor) -> None:
         """Make mail posts take turns, so that seq order is commit order and an agent's
@@ -69,8 +70,9 @@ class SwarmTables(TrailTables):
     def _notify(self, cur: Cursor, seq: int) -> None:
         """Tell other processes that mail up to ``seq`` arrived (PostgreSQL: NOTIFY)."""
 
-    def _wait_remote(self, after: int, timeout: float) -> None:
-        """Wait until mail above ``after`` may have arrived from another process."""
+    def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
+        """Wait until mail above ``after`` may have arrived from another process (or
+        ``wake_waiters`` was called since it was called ``wakes`` times)."""
         raise NotImplementedError
 
     def _mail_arrived(self, seq: int) -> None:
@@ -314,19 +316,30 @@ class SwarmTables(TrailTables):
         """Wait up to ``timeout`` seconds for mail above seq ``after`` (posted by this store
         object, or by any process); returns the last mail seq. Every thread waiting wakes at
         once (PostgreSQL: on the NOTIFY, through one LISTEN connection per store; SQLite: on a
-        post of this process, else at its next look at the table)."""
+        post of this process, else at its next look at the table); ``wake_waiters`` ends the
+        wait early."""
         deadline = time.monotonic() + timeout
+        with self._mail_cond:
+            wakes = self._mail_wakes
         while True:
             current = self.mail_seq()
             left = deadline - time.monotonic()
-            if current > after or left <= 0:
+            if current > after or left <= 0 or self._mail_wakes != wakes:
                 return current
-            self._wait_remote(after, left)
+            self._wait_remote(after, left, wakes)
 
-    def _wait_local(self, after: int, timeout: float) -> bool:
-        """Wait until this process has seen mail above ``after`` (whether it did)."""
+    def wake_waiters(self) -> None:
+        """End every ``wait_mail`` of this process now (each returns the last seq, as at its
+        timeout): ``Swarm.stop`` does, so that no agent sleeps out its poll."""
         with self._mail_cond:
-            return self._mail_cond.wait_for(lambda: self._mail_known > after, timeout)
+            self._mail_wakes += 1
+            self._mail_cond.notify_all()
+
+    def _wait_local(self, after: int, timeout: float, wakes: int) -> bool:
+        """Wait until this process has seen mail above ``after``, or ``wake_waiters`` was
+        called since it was called ``wakes`` times (whether either happened)."""
+        with self._mail_cond:
+            return self._mail_cond.wait_for(lambda: self._mail_known > after or self._mail_wakes != wakes, timeout)
 
     def _agent(self, row: tuple[Any, ...]) -> AgentState:
         return AgentState(

@@ -222,9 +222,9 @@ class PostgresStore(SQLStore):
     def _notify(self, cur: Cursor, seq: int) -> None:
         cur.run("SELECT pg_notify(?, ?)", (_CHANNEL, str(seq)))
 
-    def _wait_remote(self, after: int, timeout: float) -> None:
+    def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         self._listener.start()
-        self._wait_local(after, timeout)
+        self._wait_local(after, timeout, wakes)
 
     def close(self) -> None:
         """Close the connections and stop the listening thread."""

@@ -259,7 +259,8 @@ def test_unknown_agents_raise_the_same_key_error(store: SQLStore, server: Script
         lambda: swarm.step("ghost"),
     ]
     for call in calls:
-        with pytest.raises(KeyError, match="no agent 'ghost' in"):
+        with pytest.raises(KeyError, match="no agent 'ghost' in") as raised:
             call()
+        assert store.url in str(raised.value)  # the agent and the store it is not in
     with pytest.raises(TypeError, match="text or a UserMessage"):
         swarm.broadcast(123)  # type: ignore[arg-type]

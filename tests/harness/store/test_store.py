@@ -346,6 +346,19 @@ def test_wake_waiters_ends_every_wait_at_once(store: SQLStore) -> None:
     assert returned == [1, 1, 1]  # the last seq, as at a timeout
 
 
+# --- opening -------------------------------------------------------------------------------------
+
+
+def test_open_store_refuses_other_schemes_and_takes_any_path_as_sqlite(tmp_path: Any) -> None:
+    """Newcomer findings 13 and 2: ``mysql://`` was opened as a SQLite file; a path with ``=``
+    in it was taken for a libpq connection string."""
+    with pytest.raises(ValueError, match="unsupported store URL scheme 'mysql'"):
+        open_store("mysql://u:p@h/db")
+    with open_store(tmp_path / "a=b c.db") as store:
+        assert type(store).__name__ == "SQLiteStore"
+    assert (tmp_path / "a=b c.db").exists()
+
+
 # --- schema ---------------------------------------------------------------------------------------
 
 

@@ -228,6 +228,96 @@ def _wait_for_more(items: list[str], more: int, timeout: float = 120) -> None:
         time.sleep(0.01)
 
 
+# --- the pool -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _row_locked(store: SQLStore, conversation_id: str) -> Iterator[None]:
+    """The conversation's row locked by another session for the block: appends to it wait."""
+    import psycopg
+
+    from msgwire.harness.store.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.conninfo, application_name="msgwire_tests") as conn:
+        conn.execute("SELECT 1 FROM msgwire_conversations WHERE id = %s FOR UPDATE", (conversation_id.encode(),))
+        yield
+        conn.rollback()
+
+
+def _sessions(store: SQLStore, application: str) -> int:
+    import psycopg
+
+    from msgwire.harness.store.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.conninfo, application_name="msgwire_tests", autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (application,))
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def test_a_pool_whose_connections_stay_in_use_says_so_after_its_timeout(own_pgserver: PostgresServer) -> None:
+    with open_store(own_pgserver.schema_url(), max_size=1, timeout=1) as store:
+        conversation_id = store.create().id
+        with _row_locked(store, conversation_id):
+            blocked = threading.Thread(target=store.append, args=(conversation_id, msgwire.user("waits")))
+            blocked.start()  # holds the one connection while it waits for the row
+            blocked.join(0.5)
+            with pytest.raises(StoreError, match="all 1 connections stayed in use for 1 s"):
+                store.info(conversation_id)
+        blocked.join(60)
+        assert [m.text for m in store.messages(conversation_id)] == ["waits"]  # type: ignore[union-attr]
+
+
+def test_idle_connections_above_min_size_close_after_max_idle(own_pgserver: PostgresServer) -> None:
+    url = own_pgserver.schema_url() + "&application_name=msgwire_idle_test"
+    with open_store(url, min_size=0, max_size=4, max_idle=0.2) as store:
+        conversation_id = store.create().id
+        with _row_locked(store, conversation_id):  # four appends at once: four connections
+            appends = [
+                threading.Thread(target=store.append, args=(conversation_id, msgwire.user(f"{i}"))) for i in range(4)
+            ]
+            for thread in appends:
+                thread.start()
+            _wait_until(lambda: _sessions(store, "msgwire_idle_test") == 4)
+        for thread in appends:
+            thread.join(60)
+        time.sleep(0.3)  # longer than max_idle: the time that expires them, not a wait for another thread
+        store.info(conversation_id)  # the next use closes the expired ones (and connects anew)
+        assert _sessions(store, "msgwire_idle_test") == 1
+
+
+def test_a_forked_child_uses_connections_of_its_own(own_pgserver: PostgresServer) -> None:
+    """A child must neither use nor close its parent's connections (one socket, two sessions'
+    traffic interleaved); it connects anew, and so does its listener."""
+    with open_store(own_pgserver.schema_url()) as store:
+        conversation = store.create()
+        conversation.add(msgwire.user("parent before"))  # a connection idle in the pool
+        store.register_agent("a", conversation.id)
+        store.wait_mail(store.mail_seq(), 0.01)  # the listener running
+        child = multiprocessing.get_context("fork").Process(target=_in_child, args=(store, conversation.id))
+        child.start()
+        child.join(60)
+        assert child.exitcode == 0
+        store.append(conversation.id, msgwire.user("parent after"))  # the parent's connection still works
+        texts = [m.text for m in store.messages(conversation.id)]  # type: ignore[union-attr]
+        assert texts == ["parent before", "child", "parent after"]
+
+
+def _in_child(store: SQLStore, conversation_id: str) -> None:
+    store.append(conversation_id, msgwire.user("child"))
+    seen = store.mail_seq()
+    store.post("from the child", to="a")
+    assert store.wait_mail(seen, 10) == seen + 1
+
+
+def _wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
 # --- waiting for mail ------------------------------------------------------------------------------
 
 
@@ -264,4 +354,7 @@ def _wait_into(store: SQLStore, after: int, woken: list[int]) -> None:
     woken.append(store.wait_mail(after, 60))
 
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:multiprocessing")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:multiprocessing"),
+    pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:DeprecationWarning"),
+]

@@ -54,6 +54,7 @@ class Pool(Generic[C]):
         self._idle: list[tuple[C, float]] = []  # (connection, when it came back), the most recent last
         self._slots = threading.BoundedSemaphore(max_size)
         self._pid = os.getpid()
+        self._inherited: list[tuple[C, float]] = []  # a forked child's: its parent's idle connections
         self._closed = False
 
     def take(self) -> C:
@@ -115,8 +116,10 @@ class Pool(Generic[C]):
 
     def _forget_parent(self) -> None:
         """In a forked child: the parent's connections are not ours to use or to close (nor its
-        lock, which a thread of the parent may have held at the fork)."""
+        lock, which a thread of the parent may have held at the fork). They stay referenced:
+        dropped, a driver could finalize them here."""
         self._lock = threading.Lock()
+        self._inherited.extend(self._idle)
         self._idle = []
         self._slots = threading.BoundedSemaphore(self.max_size)
         self._pid = os.getpid()

@@ -6,7 +6,8 @@ only the post may wake an agent), its model a ``ScriptedServer`` on 127.0.0.1 th
 arrival of each request. Each agent in turn gets a direct message, posted from this process
 (``swarm.send``) or from another one (a spawned process with its own store); after each wake
 the agent is let go idle again (``window=1``: one call on the message, three encouragements)
-before the next post. PostgreSQL runs on the tests' throwaway server
+before the next post, and each agent has made one step before the first timed post (its
+first builds its loop and HTTP connection). PostgreSQL runs on the tests' throwaway server
 (``tests/_support/postgres.py``); SQLite on a temporary file (posts from another process are
 seen at its poll of 0.2 s).
 
@@ -103,6 +104,9 @@ def measure(kind: str, agents: int, rounds: int, poll: float) -> dict[str, list[
             for name in names:
                 swarm.add(name)
             swarm.start(poll_interval=poll)
+            for name in names:  # each agent's first step builds its loop and HTTP connection: not a wake's cost
+                swarm.send(name, f"warm-{name}")
+                _idle(swarm, name, 60)
             for r in range(rounds):
                 for where in results:
                     for name in names:

@@ -350,6 +350,34 @@ def test_one_notify_wakes_every_waiting_thread_also_after_a_restart(own_pgserver
                 own_pgserver.restart()
 
 
+def test_a_post_in_another_schema_wakes_nobody_here(own_pgserver: PostgresServer) -> None:
+    """NOTIFY's channel is the database's: a store in another schema hears every post there.
+    It must not take that mail's seq for its own (its waiters then looked at their table in a
+    loop until their timeout: thousands of queries a second)."""
+    with open_store(own_pgserver.schema_url()) as here, open_store(own_pgserver.schema_url()) as there:
+        for store in (here, there):
+            store.register_agent("a", store.create().id)
+        for _ in range(3):
+            there.post("not for here", to="a")  # there's seq runs ahead of here's
+        here.wait_mail(0, 0.2)  # its listener up
+        looks = 0
+        plain = here.mail_seq
+
+        def counted() -> int:
+            nonlocal looks
+            looks += 1
+            return plain()
+
+        here.mail_seq = counted  # type: ignore[method-assign]
+        returned: list[int] = []
+        waiter = threading.Thread(target=lambda: returned.append(here.wait_mail(0, 2)))
+        waiter.start()
+        there.post("again", to="a")
+        waiter.join(60)
+        assert returned == [0]  # nothing here
+        assert looks < 10  # a look when it starts and one when it ends (was thousands)
+
+
 def _wait_into(store: SQLStore, after: int, woken: list[int]) -> None:
     woken.append(store.wait_mail(after, 60))
 

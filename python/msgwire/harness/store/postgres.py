@@ -17,9 +17,10 @@ server restarted) is replaced and the transaction run again; one lost while comm
 ``StoreUnavailableError`` saying it may have been stored. The first call after the server
 returns reconnects. Nothing is logged.
 
-Mail wakes agents at once: ``post`` sends ``NOTIFY msgwire_mail`` (its payload the mail's seq)
-inside its transaction; one thread per store LISTENs on a connection of its own and wakes every
-waiting agent of the process together; it reconnects after the server went away.
+Mail wakes agents at once: ``post`` sends ``NOTIFY msgwire_mail`` inside its transaction, its
+payload the mail's seq and the mail table's oid (the channel is the database's: a store in
+another schema ignores it); one thread per store LISTENs on a connection of its own and wakes
+every waiting agent of the process together; it reconnects after the server went away.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ _NOT_NOW = (
     "temporary failure in name resolution",
 )
 _LOST_STATES = ("57P01", "57P02", "57P03")  # admin shutdown, crash shutdown, cannot connect now
+_TABLE = "'msgwire_mail'::regclass::oid"  # this store's mail table, as a NOTIFY names it
 
 
 @lru_cache(maxsize=512)
@@ -220,7 +222,8 @@ class PostgresStore(SQLStore):
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MAIL_LOCK,))
 
     def _notify(self, cur: Cursor, seq: int) -> None:
-        cur.run("SELECT pg_notify(?, ?)", (_CHANNEL, str(seq)))
+        # "seq:table": the channel is the database's, shared by stores in other schemas
+        cur.run(f"SELECT pg_notify(?, concat(?::bigint, ':', {_TABLE}))", (_CHANNEL, seq))
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         self._listener.start()
@@ -283,9 +286,11 @@ class _MailListener:
             try:
                 conn = self._store._connect_once(self._store.connect_timeout, autocommit=True)
                 conn.execute(f"LISTEN {_CHANNEL}")
-                self._arrived(conn, "")  # what came while nobody listened
+                row = conn.execute(f"SELECT {_TABLE}::text").fetchone()
+                table = str(row[0]) if row else ""
+                self._arrived(conn, "", table)  # what came while nobody listened
                 pause = 0.05
-                self._read(conn, wake)
+                self._read(conn, wake, table)
             except (psycopg.Error, OSError):
                 pass  # the server went away (or is not there yet): connect again after a pause
             finally:
@@ -294,7 +299,7 @@ class _MailListener:
             _select(wake, pause)
             pause = min(pause * 2, 1.0)
 
-    def _read(self, conn: psycopg.Connection[Any], wake: socket.socket) -> None:
+    def _read(self, conn: psycopg.Connection[Any], wake: socket.socket, table: str) -> None:
         """Pass on notifications until the connection fails (raises) or ``close`` is called."""
         with selectors.DefaultSelector() as selector:
             selector.register(conn.fileno(), selectors.EVENT_READ)
@@ -302,15 +307,20 @@ class _MailListener:
             while not self._stop.is_set():
                 selector.select()
                 for note in conn.notifies(timeout=0.0):
-                    self._arrived(conn, note.payload)
+                    self._arrived(conn, note.payload, table)
 
-    def _arrived(self, conn: psycopg.Connection[Any], payload: str) -> None:
-        if payload.isdigit():
-            seq = int(payload)
-        else:  # no seq given (the first look, or an older msgwire posting): read it
-            row = conn.execute("SELECT max(seq) FROM msgwire_mail").fetchone()
-            seq = int(row[0]) if row and row[0] is not None else 0
-        self._store._mail_arrived(seq)
+    def _arrived(self, conn: psycopg.Connection[Any], payload: str, table: str) -> None:
+        """Tell the store of the mail a notification announces: its seq when it names this
+        store's table (one in another schema is not ours), else the table's last seq (the
+        first look, or a post of an older msgwire, whose payload is empty)."""
+        seq, _, posted_to = payload.partition(":")
+        if seq.isdigit() and posted_to:
+            if posted_to != table:
+                return
+            self._store._mail_arrived(int(seq))
+            return
+        row = conn.execute("SELECT max(seq) FROM msgwire_mail").fetchone()
+        self._store._mail_arrived(int(row[0]) if row and row[0] is not None else 0)
 
 
 def _select(wake: socket.socket, seconds: float) -> None:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -285,6 +286,20 @@ def test_idle_connections_above_min_size_close_after_max_idle(own_pgserver: Post
         time.sleep(0.3)  # longer than max_idle: the time that expires them, not a wait for another thread
         store.info(conversation_id)  # the next use closes the expired ones (and connects anew)
         assert _sessions(store, "msgwire_idle_test") == 1
+
+
+def test_a_connection_left_mid_statement_is_not_lent_again(own_pgserver: PostgresServer) -> None:
+    """An interrupt (Ctrl-C) that lands while a statement runs leaves its connection busy: the
+    pool closes it rather than hand the next caller "another command is already in progress"."""
+    with open_store(own_pgserver.schema_url(), max_size=1) as store:
+
+        def interrupted(cur: Any) -> None:
+            cur._raw.connection.pgconn.send_query(b"SELECT pg_sleep(0.2)")  # sent, its result unread
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            store._run(interrupted)
+        assert store.create().id  # on a new connection
 
 
 def test_a_forked_child_uses_connections_of_its_own(own_pgserver: PostgresServer) -> None:

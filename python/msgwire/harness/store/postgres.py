@@ -173,8 +173,8 @@ class PostgresStore(SQLStore):
                     f"{self.url}: the connection was lost while committing, so the transaction may or may "
                     f"not have been stored: {_words(exc)}"
                 ) from exc
-        finally:
-            self._pool.give(conn, keep=not conn.closed)
+        finally:  # kept unless lost, or left mid-statement (an interrupt): no next caller inherits that
+            self._pool.give(conn, keep=conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
 
     def _transient(self, exc: BaseException) -> bool:
         return isinstance(exc, _CONTENTION) or _lost(exc)

@@ -87,9 +87,10 @@ class PostgresStore(SQLStore):
     ``conninfo``: a ``postgresql://`` URL or a libpq connection string; ``connect_timeout``:
     seconds a call waits for a server it cannot reach (default: the conninfo's
     ``connect_timeout``, else 5; libpq gives one attempt whole seconds, at least 2);
-    ``min_size`` / ``max_size``: connections kept idle / open at most; ``timeout``: seconds
-    to wait for a free connection when ``max_size`` are in use; ``max_idle``: seconds before an
-    idle connection above ``min_size`` is closed.
+    ``max_size``: connections open at most (each made when a call first needs it);
+    ``timeout``: seconds a call waits for one when ``max_size`` are in use (then
+    ``StoreError``); ``max_idle``: seconds before an idle connection is closed, except the
+    ``min_size`` most recently used.
     """
 
     types = POSTGRES

@@ -24,7 +24,6 @@ PARTS = ("tools", "providers", "store", "resources")
 OPTIONAL = {
     "httpx": {"harness/providers/_http.py", "harness/resources/images.py", "sse.py"},
     "psycopg": {"harness/store/postgres.py"},
-    "psycopg_pool": {"harness/store/postgres.py"},
     "tesserocr": {"harness/resources/ocr.py"},
     "pytesseract": {"harness/resources/ocr.py"},
     "langdetect": {"harness/resources/ocr.py"},

@@ -27,6 +27,7 @@ __all__ = [
     "ProviderError",
     "ResourceError",
     "StoreError",
+    "StoreUnavailableError",
     "StreamError",
     "TransportError",
     "TruncatedStreamError",
@@ -232,9 +233,20 @@ class ResourceError(MsgwireError):
 
 
 class StoreError(MsgwireError):
-    """A store (``msgwire.harness.store``) could not do what was asked: the database is
-    unreachable or refused the write after the retries, a conversation that does not exist, a
-    schema newer than this msgwire. A row that cannot be decoded is a ``DecodeError`` instead,
+    """A store (``msgwire.harness.store``) could not do what was asked: the database refused
+    the connection (a wrong password, a database that does not exist) or the write after the
+    retries, a conversation that does not exist, a schema newer than this msgwire. The message
+    gives the database's own words. A row that cannot be decoded is a ``DecodeError`` instead,
     naming the conversation and the seq."""
 
     kind = "store"
+
+
+class StoreUnavailableError(StoreError):
+    """The database server could not be reached for the store's whole ``connect_timeout``
+    (nothing listening, shutting down, the connection lost mid-call): the same call may succeed
+    once it is back, and the store reconnects by itself. Nothing of the call was stored, except
+    when the connection was lost while committing: then the message says the transaction may
+    have been stored (appends are idempotent on the message id, so repeating one is safe)."""
+
+    kind = "store_unavailable"

@@ -3,6 +3,10 @@ in a temporary directory, listening on a Unix socket only (no port to collide wi
 run), started with ``pg_ctl`` as the unprivileged ``postgres`` user when we are root (the
 server refuses to run as root), stopped and removed at the end.
 
+Every role logs in without a password (``trust``) except ``PASSWORD_ROLE``, which needs
+``PASSWORD`` (``scram-sha-256``): ``url(user=PASSWORD_ROLE, password=...)`` tries it. The fault
+tests ``stop()``, ``start()`` and ``restart()`` a server of their own.
+
 The Debian ``postgresql`` package provides the binaries (``make system`` installs it).
 """
 
@@ -20,7 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-__all__ = ["PostgresServer", "bindir", "running"]
+__all__ = ["PASSWORD", "PASSWORD_ROLE", "PostgresServer", "bindir", "running"]
+
+PASSWORD_ROLE = "msgwire_pw"
+PASSWORD = "s3cret-pw"
 
 
 def bindir() -> Path | None:
@@ -40,10 +47,13 @@ class PostgresServer:
     def conninfo(self) -> str:
         return f"host={self.socket_dir} port=5432 user=postgres dbname=postgres"
 
-    def url(self, database: str = "postgres", options: str | None = None) -> str:
+    def url(
+        self, database: str = "postgres", options: str | None = None, *, user: str = "postgres", password: str = ""
+    ) -> str:
         """A ``postgresql://`` URL of the server (its Unix socket as the ``host`` parameter)."""
         query = {"host": str(self.socket_dir), "port": "5432"} | ({"options": options} if options else {})
-        return f"postgresql://postgres@/{database}?{urllib.parse.urlencode(query, quote_via=urllib.parse.quote)}"
+        login = urllib.parse.quote(user) + (":" + urllib.parse.quote(password, safe="") if password else "")
+        return f"postgresql://{login}@/{database}?{urllib.parse.urlencode(query, quote_via=urllib.parse.quote)}"
 
     def schema_url(self, name: str | None = None) -> str:
         """A ``postgresql://`` URL whose tables go to a fresh schema of their own (one per test:
@@ -61,20 +71,37 @@ class PostgresServer:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
 
-    def start(self) -> None:
+    def create(self) -> None:
+        """``initdb``: every role trusted but ``PASSWORD_ROLE`` (its line comes first: the first match wins)."""
         if os.geteuid() == 0:
             user = pwd.getpwnam("postgres")
             os.chown(self.root, user.pw_uid, user.pw_gid)
         self._as_owner(
             str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"
         )
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\n" + hba.read_text())
+
+    def start(self) -> None:
         options = f"-k {self.socket_dir} -p 5432 -c listen_addresses='' -c fsync=on -c max_connections=200"
         self._as_owner(
             str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start"
         )
 
     def stop(self) -> None:
+        """A fast shutdown: the server ends every session (as an operator's restart does)."""
         self._as_owner(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def add_password_role(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'")
+            conn.execute(f"CREATE SCHEMA {PASSWORD_ROLE} AUTHORIZATION {PASSWORD_ROLE}")  # first on its search_path
 
 
 @contextmanager
@@ -87,7 +114,9 @@ def running() -> Iterator[PostgresServer]:
     os.chmod(root, 0o700)
     server = PostgresServer(root, bin_dir)
     try:
+        server.create()
         server.start()
+        server.add_password_role()
         yield server
     finally:
         with suppress(subprocess.CalledProcessError):

@@ -50,7 +50,7 @@ def append_worker(url: str, worker: int, appends: int, shared: str, own: str, fo
     try:
         for i in range(appends):
             target = shared if i % 2 == 0 else own
-            size = 5 if i % 3 == 0 else 1
+            size = batch_size(i)
             batch = [msgwire.user(f"w{worker} #{i}.{j}", id=f"w{worker}-{i}-{j}") for j in range(size)]
             store.append(target, batch)
             if i % 10 == 0:
@@ -67,9 +67,43 @@ def append_worker(url: str, worker: int, appends: int, shared: str, own: str, fo
     return {"sent": sent, "forks": fork_ids, "errors": errors}
 
 
-def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, ready: Any) -> None:
-    """Append batches of 50; inside batch ``pause_in``'s transaction, once its entries are
-    written, tell the parent (``ready``) and wait to be killed."""
+def steady_writer(
+    url: str, worker: int, shared: str, own: str, prefix: str, stop: Any, progress: Any, results: Any
+) -> None:
+    """Append batches (of 5 every third, else of 1; every other one to the shared conversation,
+    every tenth sent twice as a retry would) until ``stop`` is set, ``progress[worker]`` counting
+    them; then put ``(worker, batches, errors)`` on ``results``. Batch ``i``'s messages have ids
+    ``{prefix}w{worker}-{i}-{j}``."""
+    import msgwire
+    from msgwire.harness.store import open_store
+
+    store = open_store(url)
+    errors: list[str] = []
+    i = 0
+    try:
+        while not stop.is_set():
+            batch = [msgwire.user(f"w{worker} #{i}.{j}", id=f"{prefix}w{worker}-{i}-{j}") for j in range(batch_size(i))]
+            target = shared if i % 2 == 0 else own
+            store.append(target, batch)
+            if i % 10 == 0:
+                store.append(target, batch)
+            i += 1
+            progress[worker] = i
+    except Exception as exc:  # reported to the parent, which fails the test with it
+        errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        store.close()
+        results.put((worker, i, errors))
+
+
+def batch_size(i: int) -> int:
+    """The size of a writer's batch ``i``."""
+    return 5 if i % 3 == 0 else 1
+
+
+def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, ready: Any, prefix: str = "") -> None:
+    """Append batches of 50 (ids ``{prefix}b{batch}-{j}``); inside batch ``pause_in``'s
+    transaction, once its entries are written, tell the parent (``ready``) and wait to be killed."""
     import threading
 
     import msgwire
@@ -89,4 +123,12 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
     base.Cursor.many = many  # type: ignore[method-assign]
     store = open_store(url)
     for b in range(batches):
-        store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"b{b}-{j}") for j in range(50)])
+        store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"{prefix}b{b}-{j}") for j in range(50)])
+
+
+def post_worker(url: str, to: str, text: str) -> None:
+    """Post one direct message from a process of its own."""
+    from msgwire.harness.store import open_store
+
+    with open_store(url) as store:
+        store.post(text, to=to)

@@ -4,6 +4,8 @@ window, the global fallback for late agents, wake-ups, and tools that ask for ap
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 import msgwire
 from msgwire.harness import Approve
 from msgwire.harness.providers import OpenAI
-from msgwire.harness.store import SQLStore, open_store
+from msgwire.harness.store import SQLStore, SwarmStore, open_store
 from msgwire.harness.swarm import SYNTHETIC_TEXT, Swarm
 from msgwire.harness.tools import ToolRegistry
 from msgwire.testing import Received, Reply, ScriptedServer, reply, tool_call
@@ -43,7 +45,7 @@ def _close_providers() -> Iterator[None]:
         _providers.pop().close()
 
 
-def _swarm(store: SQLStore, server: ScriptedServer, **options: Any) -> Swarm:
+def _swarm(store: SwarmStore, server: ScriptedServer, **options: Any) -> Swarm:
     provider = OpenAI(base_url=server.url, api_key="test", model="scripted")
     _providers.append(provider)
     swarm = Swarm(store, provider, **options)
@@ -202,6 +204,31 @@ def test_agents_in_threads_wake_on_a_post(store: SQLStore, server: ScriptedServe
     assert [_opening(r) for r in server.requests] == ["wake up"] * 2 + [SYNTHETIC_TEXT] * 3
 
 
+def test_stop_ends_the_waits_of_idle_agents_at_once(store: SQLStore, server: ScriptedServer) -> None:
+    """Idle agents waiting a poll of ten minutes: ``stop()`` wakes them (``wake_waiters``)
+    instead of joining threads that sleep it out."""
+    waiting = threading.Semaphore(0)
+
+    class Spied:  # the store, telling when an agent starts to wait
+        def __getattr__(self, name: str) -> Any:
+            return getattr(store, name)
+
+        def wait_mail(self, after: int, timeout: float) -> int:
+            waiting.release()
+            return store.wait_mail(after, timeout)
+
+    swarm = _swarm(Spied(), server)  # type: ignore[arg-type]
+    for name in ("a", "b", "c"):
+        swarm.add(name)
+    swarm.start(poll_interval=600.0)
+    for _ in range(3):
+        assert waiting.acquire(timeout=60)
+    started = time.monotonic()
+    swarm.stop()
+    assert time.monotonic() - started < 60
+    assert swarm.errors == []
+
+
 def test_context_messages_are_not_real_users_and_do_not_reset_the_counter(
     store: SQLStore, server: ScriptedServer
 ) -> None:
@@ -232,7 +259,8 @@ def test_unknown_agents_raise_the_same_key_error(store: SQLStore, server: Script
         lambda: swarm.step("ghost"),
     ]
     for call in calls:
-        with pytest.raises(KeyError, match="no agent 'ghost' in"):
+        with pytest.raises(KeyError, match="no agent 'ghost' in") as raised:
             call()
+        assert store.url in str(raised.value)  # the agent and the store it is not in
     with pytest.raises(TypeError, match="text or a UserMessage"):
         swarm.broadcast(123)  # type: ignore[arg-type]

@@ -47,6 +47,7 @@ trail as any agent's is. Close the swarm (``close()``, or ``with``) to stop the 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 
@@ -54,6 +55,7 @@ import msgspec
 
 from msgwire import AssistantMessage, UserMessage, context
 from msgwire.context import Context, EncouragementCounter
+from msgwire.errors import StoreError, StoreUnavailableError
 
 from .agent import Agent
 from .conversation import Conversation
@@ -229,7 +231,9 @@ class Swarm:
 
     def start(self, *, poll_interval: float = 0.2) -> None:
         """Run every agent in a thread of its own until ``stop()``: a running agent steps, an idle
-        one waits for mail (woken by a post; ``poll_interval`` bounds each wait)."""
+        one waits for mail (woken by a post, every agent it concerns at once; ``poll_interval``
+        bounds each wait). While the store cannot be reached the agents wait and try again, each
+        every ``poll_interval``; the failure is kept once in ``errors``."""
         self._stop.clear()
         for name in self.agents:
             thread = threading.Thread(target=self._serve, args=(name, poll_interval), name=f"swarm-{name}", daemon=True)
@@ -237,9 +241,12 @@ class Swarm:
             self._threads.append(thread)
 
     def stop(self) -> None:
+        """Stop the agents' threads: each ends its step, an idle one its wait at once."""
         self._stop.set()
         for thread in self._threads:
-            thread.join()
+            while thread.is_alive():
+                self.store.wake_waiters()  # again until it ends: it may have been about to wait
+                thread.join(0.05)
         self._threads.clear()
 
     def close(self) -> None:
@@ -258,13 +265,30 @@ class Swarm:
         self.close()
 
     def _serve(self, name: str, poll_interval: float) -> None:
+        """Agent ``name``'s thread: step while running, wait for mail while idle. A failed run
+        is kept in ``errors`` (once while the same failure repeats, as an outage would every
+        poll) and the agent then waits for its next mail, except when the store could not be
+        reached: the agent stays as stored and tries again every ``poll_interval``, so a running
+        agent goes back to work when the database returns."""
+        last_failure = ""
         while not self._stop.is_set():
             try:
                 seen = self.store.mail_seq()
                 if self.store.agent(name).state == "idle":
                     self.store.wait_mail(seen, poll_interval)
-                    continue
-                self.step(name)
-            except Exception as exc:  # kept for the caller; the agent waits for the next mail
-                self.errors.append(exc)
-                self.store.idle_unless_mail(name)
+                else:
+                    self.step(name)
+                last_failure = ""
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                if failure != last_failure:
+                    self.errors.append(exc)
+                last_failure = failure
+                self._after_failure(name, exc, poll_interval)
+
+    def _after_failure(self, name: str, exc: Exception, poll_interval: float) -> None:
+        if not isinstance(exc, StoreUnavailableError):
+            with contextlib.suppress(StoreError):  # the store's own failure is in ``errors`` already, or comes next
+                if self.store.idle_unless_mail(name):
+                    return
+        self._stop.wait(poll_interval)

@@ -4,6 +4,7 @@ fresh schema of the session's throwaway PostgreSQL server)."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import io
 import logging
 import threading
@@ -304,6 +305,58 @@ def test_on_error_skip_returns_the_rest_and_reports_the_skipped(store: SQLStore,
     with caplog.at_level(logging.WARNING, logger="msgwire.harness.store"):
         assert [m.id for m in store.messages(c.id, on_error="skip")] == ["m0", "m2"]
     assert "seq 1" in caplog.text
+
+
+def test_timestamps_come_back_in_utc_on_both_stores(store: SQLStore) -> None:
+    """One ``tzinfo`` whatever the backend: ``datetime.timezone.utc`` (PostgreSQL gave the
+    session's zone, ``ZoneInfo('Etc/UTC')``: equal instants, other reprs and serializations)."""
+    c = store.create(agent="a")
+    c.add(msgwire.user("hi"))
+    store.register_agent("a", c.id)
+    store.post("mail", to="a")
+    info = store.info(c.id)
+    stamps = {
+        "info.created_at": info.created_at,
+        "info.updated_at": info.updated_at,
+        "conversations()": store.conversations()[0].updated_at,
+        "entry": store.load(c.id).entries[0].timestamp,
+        "message": store.messages(c.id)[0].timestamp,  # type: ignore[union-attr]
+        "agent": store.agent("a").updated_at,
+        "mail": store.mail("a")[0].created_at,
+    }
+    assert {k: v.tzinfo for k, v in stamps.items()} == dict.fromkeys(stamps, dt.UTC)
+
+
+# --- waiting for mail -----------------------------------------------------------------------------
+
+
+def test_wake_waiters_ends_every_wait_at_once(store: SQLStore) -> None:
+    """What ``Swarm.stop`` calls, so that no idle agent sleeps out its poll."""
+    c = store.create()
+    store.register_agent("a", c.id)
+    store.post("one", to="a")
+    returned: list[int] = []
+    waiters = [threading.Thread(target=lambda: returned.append(store.wait_mail(1, 600))) for _ in range(3)]
+    for thread in waiters:
+        thread.start()
+    for thread in waiters:
+        while thread.is_alive():
+            store.wake_waiters()  # again: a waiter may not have started waiting yet
+            thread.join(0.05)
+    assert returned == [1, 1, 1]  # the last seq, as at a timeout
+
+
+# --- opening -------------------------------------------------------------------------------------
+
+
+def test_open_store_refuses_other_schemes_and_takes_any_path_as_sqlite(tmp_path: Any) -> None:
+    """Newcomer findings 13 and 2: ``mysql://`` was opened as a SQLite file; a path with ``=``
+    in it was taken for a libpq connection string."""
+    with pytest.raises(ValueError, match="unsupported store URL scheme 'mysql'"):
+        open_store("mysql://u:p@h/db")
+    with open_store(tmp_path / "a=b c.db") as store:
+        assert type(store).__name__ == "SQLiteStore"
+    assert (tmp_path / "a=b c.db").exists()
 
 
 # --- schema ---------------------------------------------------------------------------------------

@@ -69,8 +69,10 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQL
     plain path (SQLite, whatever characters it holds), or ``postgresql://user:password@host:port/db``
     (``postgres://`` too; extra ``postgres``). ``None``: ``DEFAULT_URL``. Any other scheme is
     refused (``ValueError``). ``options`` go to the store's constructor (``busy_timeout``,
-    ``synchronous``, ``poll_interval``; ``min_size``, ``max_size``, ``timeout``,
-    ``connect_timeout`` of PostgreSQL)."""
+    ``synchronous``, ``poll_interval``; ``connect_timeout``, ``min_size``, ``max_size``,
+    ``timeout``, ``max_idle`` of PostgreSQL). A PostgreSQL server that cannot be reached for
+    ``connect_timeout`` seconds raises ``StoreUnavailableError``, any other refusal to connect
+    ``StoreError`` at once, both with the server's words."""
     text = os.fspath(url) if url is not None else DEFAULT_URL
     if text.startswith(_POSTGRES):
         from .postgres import PostgresStore  # the optional psycopg, imported only when asked for

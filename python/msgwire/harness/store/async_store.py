@@ -83,6 +83,7 @@ class AsyncStore:
     latest_broadcast = _InThread(SQLStore.latest_broadcast)
     mail_seq = _InThread(SQLStore.mail_seq)
     wait_mail = _InThread(SQLStore.wait_mail)
+    wake_waiters = _InThread(SQLStore.wake_waiters)
 
     async def run(self, work: Callable[[SQLStore], T], /) -> T:
         """``work(store)`` in a thread of the store's pool: several calls of the store (and what

@@ -84,7 +84,8 @@ class SQLBase:
 
     A backend gives: ``_transaction()`` (a context manager: a ``Cursor`` inside one
     transaction that takes the write lock), ``_transient(exc)`` (an error after which the
-    transaction was rolled back and may be retried), ``_db_errors()``, ``_key`` / ``_unkey`` (an
+    transaction was rolled back and may be retried), ``_db_errors()``, ``_failure(exc)`` (the
+    ``StoreError`` of one that is not retried), ``_key`` / ``_unkey`` (an
     id to its column value and back), ``_time`` / ``_untime``, ``_in(n)`` (a placeholder list for
     ``IN``), ``_for_update`` and ``_message_sql`` (the message bytes inside an entry's body).
     """
@@ -104,6 +105,10 @@ class SQLBase:
 
     def _db_errors(self) -> tuple[type[BaseException], ...]:
         raise NotImplementedError
+
+    def _failure(self, exc: BaseException) -> StoreError:
+        """The error a caller gets for ``exc``, a database error not retried (or retried enough)."""
+        return StoreError(f"{type(exc).__name__}: {exc}")
 
     def _key(self, value: str) -> Any:
         return value
@@ -140,7 +145,8 @@ class SQLBase:
 
     def _run(self, work: Callable[[Cursor], T]) -> T:
         """``work`` in one transaction, retried (with a growing pause) when the database
-        rolled it back for contention, so "database is locked" never reaches the caller."""
+        rolled it back for contention, so "database is locked" never reaches the caller, or
+        when the connection was lost before the commit (PostgreSQL: the next try reconnects)."""
         delay = 0.005
         for attempt in range(self._retries + 1):
             try:
@@ -151,7 +157,7 @@ class SQLBase:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
-                raise StoreError(f"{type(exc).__name__}: {exc}") from exc
+                raise self._failure(exc) from exc
         raise AssertionError("unreachable")
 
     def _migrate(self, cur: Cursor, current: int) -> None:

@@ -60,18 +60,26 @@ class SwarmTables(TrailTables):
 
     def __init__(self) -> None:
         self._mail_cond = threading.Condition()
-        self._mail_local = 0
+        self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
+        self._mail_wakes = 0  # how many times wake_waiters was called
 
     def _lock_mail(self, cur: Cursor) -> None:
         """Make mail posts take turns, so that seq order is commit order and an agent's
         ``mail_seen`` mark never passes a mail still being posted (SQLite: they already do)."""
 
-    def _notify(self, cur: Cursor) -> None:
-        """Tell other processes that mail arrived (PostgreSQL: NOTIFY)."""
+    def _notify(self, cur: Cursor, seq: int) -> None:
+        """Tell other processes that mail up to ``seq`` arrived (PostgreSQL: NOTIFY)."""
 
-    def _wait_remote(self, after: int, timeout: float) -> None:
-        """Wait until mail above ``after`` may have arrived from another process."""
+    def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
+        """Wait until mail above ``after`` may have arrived from another process (or
+        ``wake_waiters`` was called since it was called ``wakes`` times)."""
         raise NotImplementedError
+
+    def _mail_arrived(self, seq: int) -> None:
+        """Mail up to ``seq`` exists: wake every thread of this process waiting for mail."""
+        with self._mail_cond:
+            self._mail_known = max(self._mail_known, seq)
+            self._mail_cond.notify_all()
 
     # --- swarm: agents and mail ---------------------------------------------------------------
 
@@ -218,13 +226,11 @@ class SwarmTables(TrailTables):
                     f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
                     (self._time(stamp), *params),
                 )
-            self._notify(cur)
+            self._notify(cur, seq)
             return seq
 
         seq = self._run(work)
-        with self._mail_cond:
-            self._mail_local = max(self._mail_local, seq)
-            self._mail_cond.notify_all()
+        self._mail_arrived(seq)
         target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
         return Mail(seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user)
 
@@ -308,21 +314,32 @@ class SwarmTables(TrailTables):
 
     def wait_mail(self, after: int, timeout: float) -> int:
         """Wait up to ``timeout`` seconds for mail above seq ``after`` (posted by this store
-        object, or by any process); returns the last mail seq."""
+        object, or by any process); returns the last mail seq. Every thread waiting wakes at
+        once (PostgreSQL: on the NOTIFY, through one LISTEN connection per store; SQLite: on a
+        post of this process, else at its next look at the table); ``wake_waiters`` ends the
+        wait early."""
         deadline = time.monotonic() + timeout
+        with self._mail_cond:
+            wakes = self._mail_wakes
         while True:
             current = self.mail_seq()
             left = deadline - time.monotonic()
-            if current > after or left <= 0:
+            if current > after or left <= 0 or self._mail_wakes != wakes:
                 return current
-            with self._mail_cond:
-                if self._mail_local > after:
-                    continue
-            self._wait_remote(after, left)
+            self._wait_remote(after, left, wakes)
 
-    def _wait_local(self, after: int, timeout: float) -> bool:
+    def wake_waiters(self) -> None:
+        """End every ``wait_mail`` of this process now (each returns the last seq, as at its
+        timeout): ``Swarm.stop`` does, so that no agent sleeps out its poll."""
         with self._mail_cond:
-            return self._mail_cond.wait_for(lambda: self._mail_local > after, timeout)
+            self._mail_wakes += 1
+            self._mail_cond.notify_all()
+
+    def _wait_local(self, after: int, timeout: float, wakes: int) -> bool:
+        """Wait until this process has seen mail above ``after``, or ``wake_waiters`` was
+        called since it was called ``wakes`` times (whether either happened)."""
+        with self._mail_cond:
+            return self._mail_cond.wait_for(lambda: self._mail_known > after or self._mail_wakes != wakes, timeout)
 
     def _agent(self, row: tuple[Any, ...]) -> AgentState:
         return AgentState(

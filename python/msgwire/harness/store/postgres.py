@@ -1,33 +1,50 @@
-"""``PostgresStore``: the store for many workers on many machines (extra ``postgres``: psycopg 3
-and psycopg_pool).
+"""``PostgresStore``: the store for many workers on many machines (extra ``postgres``: psycopg 3).
 
-Connections come from a ``psycopg_pool.ConnectionPool`` that checks a connection before
-lending it (a server or a pooler that closed an idle connection costs a reconnect, never an
-error: langgraph #7304) and recycles idle ones. Every write is one transaction at READ
-COMMITTED; an append locks its conversation's row (``SELECT ... FOR UPDATE``), so appends to
-one conversation queue up and get gap-free ``seq`` values while appends to others run in
-parallel. A transaction the server aborts for contention (serialization failure, deadlock)
-is retried. Ids are ``BYTEA`` (PostgreSQL's text cannot hold NUL); the entries' canonical
-bytes are ``BYTEA`` too, kept as they are, never re-encoded as ``jsonb``.
+Every write is one transaction at READ COMMITTED; an append locks its conversation's row
+(``SELECT ... FOR UPDATE``), so appends to one conversation queue up and get gap-free ``seq``
+values while appends to others run in parallel. A transaction the server aborts for contention
+(serialization failure, deadlock) is retried. Ids are ``BYTEA`` (PostgreSQL's text cannot hold
+NUL); the entries' canonical bytes are ``BYTEA`` too, kept as they are, never re-encoded as
+``jsonb``; timestamps come back in ``datetime.timezone.utc``, as SQLite's do.
 
-Mail wakes agents at once: ``post`` sends ``NOTIFY msgwire_mail`` inside its transaction and
-``wait_mail`` LISTENs on a connection of its own.
+Faults (``docs/guarantees.md``): connections come from ``pool.Pool``, made by the calling
+thread. A server that cannot be reached now (nothing listening, starting up, shutting down,
+too many clients) is tried again with a growing pause for ``connect_timeout`` seconds, then the
+call raises ``StoreUnavailableError`` with the server's words; a refusal that another try
+would not change (a wrong password, a database that does not exist, a bad option or
+connection string) raises ``StoreError`` at once. A connection lost before the commit (the
+server restarted) is replaced and the transaction run again; one lost while committing raises
+``StoreUnavailableError`` saying it may have been stored. The first call after the server
+returns reconnects. Nothing is logged.
+
+Mail wakes agents at once: ``post`` sends ``NOTIFY msgwire_mail`` inside its transaction, its
+payload the mail's seq and the mail table's oid (the channel is the database's: a store in
+another schema ignores it); one thread per store LISTENs on a connection of its own and wakes
+every waiting agent of the process together; it reconnects after the server went away.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import math
+import os
+import selectors
+import socket
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 import psycopg
-import psycopg_pool
 from psycopg import errors as pg_errors
 
+from msgwire.errors import StoreError, StoreUnavailableError
+
 from .base import Cursor
+from .pool import Pool
 from .schema import POSTGRES
 from .sql import SQLStore
 
@@ -36,6 +53,27 @@ __all__ = ["PostgresStore"]
 _CHANNEL = "msgwire_mail"
 _MIGRATION_LOCK = zlib.crc32(b"msgwire schema")
 _MAIL_LOCK = zlib.crc32(b"msgwire mail")
+_CONTENTION = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
+# The server's (and libpq's) words for a server that may answer a moment later; any other
+# refusal to connect is permanent. libpq gives connection errors no SQLSTATE to match instead.
+_NOT_NOW = (
+    "connection refused",
+    "no such file or directory",  # a Unix socket whose server is down
+    "timeout expired",
+    "is starting up",
+    "is shutting down",
+    "not yet accepting connections",
+    "in recovery mode",
+    "too many clients",
+    "connection slots are reserved",
+    "server closed the connection unexpectedly",
+    "connection reset",
+    "network is unreachable",
+    "no route to host",
+    "temporary failure in name resolution",
+)
+_LOST_STATES = ("57P01", "57P02", "57P03")  # admin shutdown, crash shutdown, cannot connect now
+_TABLE = "'msgwire_mail'::regclass::oid"  # this store's mail table, as a NOTIFY names it
 
 
 @lru_cache(maxsize=512)
@@ -46,9 +84,13 @@ def _placeholders(sql: str) -> str:
 class PostgresStore(SQLStore):
     """A store in a PostgreSQL database (the schema is created on first use).
 
-    ``conninfo``: a ``postgresql://`` URL or a libpq connection string; ``min_size`` /
-    ``max_size``: the pool's connections; ``timeout``: seconds to wait for a free connection;
-    ``max_idle``: seconds before an idle connection is closed.
+    ``conninfo``: a ``postgresql://`` URL or a libpq connection string; ``connect_timeout``:
+    seconds a call waits for a server it cannot reach (default: the conninfo's
+    ``connect_timeout``, else 5; libpq gives one attempt whole seconds, at least 2);
+    ``max_size``: connections open at most (each made when a call first needs it);
+    ``timeout``: seconds a call waits for one when ``max_size`` are in use (then
+    ``StoreError``); ``max_idle``: seconds before an idle connection is closed, except the
+    ``min_size`` most recently used.
     """
 
     types = POSTGRES
@@ -58,6 +100,7 @@ class PostgresStore(SQLStore):
         self,
         conninfo: str,
         *,
+        connect_timeout: float | None = None,
         min_size: int = 1,
         max_size: int = 8,
         timeout: float = 30.0,
@@ -65,37 +108,87 @@ class PostgresStore(SQLStore):
     ) -> None:
         super().__init__()
         self.conninfo = conninfo
-        self.url = _redacted(conninfo)
-        self._pool = psycopg_pool.ConnectionPool(
-            conninfo,
+        try:
+            params = psycopg.conninfo.conninfo_to_dict(conninfo)
+        except psycopg.ProgrammingError as exc:
+            raise StoreError(f"not a PostgreSQL connection string: {_words(exc)}") from exc
+        self.url = _redacted(params)
+        self.connect_timeout = _connect_timeout(connect_timeout, params)
+        self._pool: Pool[psycopg.Connection[Any]] = Pool(
+            self._connect,
+            _close,
+            name=self.url,
             min_size=min_size,
             max_size=max_size,
             timeout=timeout,
             max_idle=max_idle,
-            check=psycopg_pool.ConnectionPool.check_connection,
-            open=True,
-            name="msgwire",
         )
-        self._listener: psycopg.Connection[Any] | None = None
-        self._listener_lock = threading.Lock()
+        self._listener = _MailListener(self)
         try:
             self._run(self._ensure_schema)
         except BaseException:
             self._pool.close()
             raise
 
+    # --- connections --------------------------------------------------------------------------
+
+    def _connect_once(self, timeout: float, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.conninfo, autocommit=autocommit, connect_timeout=max(2, math.ceil(timeout)))
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        """A new connection, the server tried for ``connect_timeout`` seconds while it cannot
+        be reached (``StoreUnavailableError``); any other refusal raises at once (``StoreError``)."""
+        deadline = time.monotonic() + self.connect_timeout
+        pause = 0.05
+        while True:
+            try:
+                return self._connect_once(deadline - time.monotonic())
+            except psycopg.Error as exc:
+                if not _not_now(exc):
+                    raise StoreError(f"{self.url}: cannot connect: {_words(exc)}") from exc
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreUnavailableError(
+                        f"{self.url}: no server for {self.connect_timeout:g} s: {_words(exc)}"
+                    ) from exc
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.5)
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[Cursor]:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            yield Cursor(cur, _placeholders)
+        conn = self._pool.take()
+        try:
+            try:
+                with conn.cursor() as raw:
+                    yield Cursor(raw, _placeholders)
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    conn.rollback()
+                raise
+            try:
+                conn.commit()
+            except psycopg.Error as exc:
+                if not _lost(exc):
+                    raise
+                raise StoreUnavailableError(
+                    f"{self.url}: the connection was lost while committing, so the transaction may or may "
+                    f"not have been stored: {_words(exc)}"
+                ) from exc
+        finally:  # kept unless lost, or left mid-statement (an interrupt): no next caller inherits that
+            self._pool.give(conn, keep=conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
 
     def _transient(self, exc: BaseException) -> bool:
-        return isinstance(
-            exc, (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
-        ) or (isinstance(exc, psycopg.OperationalError) and not isinstance(exc, pg_errors.QueryCanceled))
+        return isinstance(exc, _CONTENTION) or _lost(exc)
 
     def _db_errors(self) -> tuple[type[BaseException], ...]:
-        return (psycopg.Error, psycopg_pool.PoolTimeout)
+        return (psycopg.Error,)
+
+    def _failure(self, exc: BaseException) -> StoreError:
+        if _lost(exc):
+            return StoreUnavailableError(f"{self.url}: the connection was lost: {_words(exc)}")
+        return StoreError(f"{type(exc).__name__}: {_words(exc)}")
+
+    # --- dialect ------------------------------------------------------------------------------
 
     def _ensure_schema(self, cur: Cursor) -> None:
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
@@ -114,46 +207,168 @@ class PostgresStore(SQLStore):
     def _time(self, value: Any) -> Any:
         return value
 
+    def _untime(self, value: dt.datetime) -> dt.datetime:
+        # psycopg gives the session's zone (ZoneInfo('Etc/UTC'), or the server's own): one tzinfo for both stores
+        return value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
+
     def _in(self, n: int) -> str:
         return "(" + ",".join("?" * n) + ")"
 
     def _message_sql(self, alias: str) -> str:
         return f"convert_from(substring({alias}.body from {alias}.message_at + 1 for {alias}.message_len), 'UTF8')"
 
+    # --- mail ---------------------------------------------------------------------------------
+
     def _lock_mail(self, cur: Cursor) -> None:
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MAIL_LOCK,))
 
-    def _notify(self, cur: Cursor) -> None:
-        cur.run("SELECT pg_notify(?, '')", (_CHANNEL,))
+    def _notify(self, cur: Cursor, seq: int) -> None:
+        # "seq:table": the channel is the database's, shared by stores in other schemas
+        cur.run(f"SELECT pg_notify(?, concat(?::bigint, ':', {_TABLE}))", (_CHANNEL, seq))
 
-    def _wait_remote(self, after: int, timeout: float) -> None:
-        with self._listener_lock:
-            if self._listener is None or self._listener.closed:
-                self._listener = psycopg.connect(self.conninfo, autocommit=True)
-                self._listener.execute(f"LISTEN {_CHANNEL}")
-                if self.mail_seq() > after:  # posted while we were setting up
-                    return
-            listener = self._listener
-            for _ in listener.notifies(timeout=timeout, stop_after=1):
-                break
+    def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
+        self._listener.start()
+        self._wait_local(after, timeout, wakes)
 
     def close(self) -> None:
-        """Close the pool and the listening connection."""
-        with self._listener_lock:
-            if self._listener is not None:
-                self._listener.close()
-                self._listener = None
+        """Close the connections and stop the listening thread."""
+        self._listener.close()
         self._pool.close()
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.url!r})"
 
 
-def _redacted(conninfo: str) -> str:
+class _MailListener:
+    """The store's LISTEN connection, read by a thread of its own (started by the first wait):
+    each notification tells the store the mail's seq, which wakes every waiting thread at once.
+    Whenever it (re)connects it reads the last seq, for the mail posted while it was away; a lost
+    connection is made again after a pause growing to a second. ``close`` stops it."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._wake: tuple[socket.socket, socket.socket] | None = None  # close() writes a byte: select returns
+        self._pid = os.getpid()
+
+    def start(self) -> None:
+        if self._thread is not None and self._pid == os.getpid():
+            return
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's thread is not here, its sockets not ours
+                self._thread, self._wake, self._pid = None, None, os.getpid()
+            if self._thread is None and not self._stop.is_set():
+                self._wake = socket.socketpair()
+                self._thread = threading.Thread(target=self._listen, args=(self._wake[0],), name="msgwire-listen")
+                self._thread.daemon = True
+                self._thread.start()
+
+    def close(self) -> None:
+        """Stop the thread (it is at most in one connection attempt: ``connect_timeout``)."""
+        self._stop.set()
+        with self._lock:
+            thread, wake = (self._thread, self._wake) if self._pid == os.getpid() else (None, None)
+            self._thread = self._wake = None
+        if wake is None:
+            return
+        with contextlib.suppress(OSError):
+            wake[1].send(b"x")
+        if thread is not None:
+            thread.join(self._store.connect_timeout + 1)
+        for end in wake:
+            end.close()
+
+    def _listen(self, wake: socket.socket) -> None:
+        pause = 0.05
+        while not self._stop.is_set():
+            conn = None
+            try:
+                conn = self._store._connect_once(self._store.connect_timeout, autocommit=True)
+                conn.execute(f"LISTEN {_CHANNEL}")
+                row = conn.execute(f"SELECT {_TABLE}::text").fetchone()
+                table = str(row[0]) if row else ""
+                self._arrived(conn, "", table)  # what came while nobody listened
+                pause = 0.05
+                self._read(conn, wake, table)
+            except (psycopg.Error, OSError):
+                pass  # the server went away (or is not there yet): connect again after a pause
+            finally:
+                if conn is not None:
+                    _close(conn)
+            _select(wake, pause)
+            pause = min(pause * 2, 1.0)
+
+    def _read(self, conn: psycopg.Connection[Any], wake: socket.socket, table: str) -> None:
+        """Pass on notifications until the connection fails (raises) or ``close`` is called."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(conn.fileno(), selectors.EVENT_READ)
+            selector.register(wake, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                selector.select()
+                for note in conn.notifies(timeout=0.0):
+                    self._arrived(conn, note.payload, table)
+
+    def _arrived(self, conn: psycopg.Connection[Any], payload: str, table: str) -> None:
+        """Tell the store of the mail a notification announces: its seq when it names this
+        store's table (one in another schema is not ours), else the table's last seq (the
+        first look, or a post of an older msgwire, whose payload is empty)."""
+        seq, _, posted_to = payload.partition(":")
+        if seq.isdigit() and posted_to:
+            if posted_to != table:
+                return
+            self._store._mail_arrived(int(seq))
+            return
+        row = conn.execute("SELECT max(seq) FROM msgwire_mail").fetchone()
+        self._store._mail_arrived(int(row[0]) if row and row[0] is not None else 0)
+
+
+def _select(wake: socket.socket, seconds: float) -> None:
+    """Sleep ``seconds``, or until ``wake`` is written to."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(wake, selectors.EVENT_READ)
+        selector.select(seconds)
+
+
+def _not_now(exc: BaseException) -> bool:
+    """A connection attempt that failed because the server cannot answer now."""
+    text = str(exc).lower()
+    return any(words in text for words in _NOT_NOW)
+
+
+def _lost(exc: BaseException) -> bool:
+    """The connection broke (the server went away or ended the session): the transaction did
+    not commit, unless this came from the commit itself."""
+    if not isinstance(exc, psycopg.OperationalError) or isinstance(exc, pg_errors.QueryCanceled):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in _LOST_STATES
+
+
+def _words(exc: BaseException) -> str:
+    """The driver's message on one line (libpq's spans several)."""
+    return " ".join(str(exc).split())
+
+
+def _close(conn: psycopg.Connection[Any]) -> None:
+    with contextlib.suppress(psycopg.Error, OSError):
+        conn.close()
+
+
+def _connect_timeout(given: float | None, params: dict[str, Any]) -> float:
+    """``connect_timeout`` given, else the conninfo's (libpq's 0: none, so ours), else 5 s."""
+    if given is None:
+        try:
+            given = float(params.get("connect_timeout") or 0) or 5.0
+        except ValueError as exc:
+            raise StoreError(f"connect_timeout of the connection string is not seconds: {_words(exc)}") from exc
+    if not given > 0:
+        raise ValueError(f"connect_timeout is seconds above 0, got {given!r}")
+    return float(given)
+
+
+def _redacted(params: dict[str, Any]) -> str:
     """The connection string without its password (for messages and ``url``)."""
-    try:
-        params = psycopg.conninfo.conninfo_to_dict(conninfo)
-    except psycopg.ProgrammingError:
-        return "postgresql://?"
     host, port, db, user = (str(params.get(k) or "") for k in ("host", "port", "dbname", "user"))
     return f"postgresql://{user + '@' if user else ''}{host}{':' + port if port else ''}/{db}"

@@ -131,8 +131,8 @@ class SQLiteStore(SQLStore):
     def _json_bytes(self, column: str) -> str:
         return f"CAST({column} AS BLOB)"  # no UTF-8 decode per row: the joined bytes are decoded once
 
-    def _wait_remote(self, after: int, timeout: float) -> None:
-        self._wait_local(after, min(timeout, self.poll_interval))
+    def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
+        self._wait_local(after, min(timeout, self.poll_interval), wakes)
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""

@@ -422,16 +422,17 @@ class HTTPProvider:
         call = self.prepare(request, stream=True, policy=policy, cache=cache)
         deadline = self._deadline()
         response = self.transport.send(call.url, call.body, call.headers, deadline)
+        body = Body(response, deadline)
         try:
             return ProviderStream(
-                Body(response, deadline),
+                body,
                 self.dialect,
                 request_id=request_id(response.headers),
                 report=call.report,
                 **self._options(options),
             )
         except BaseException:
-            response.close()
+            body.close()
             raise
 
     def astream(

@@ -68,6 +68,7 @@ __all__ = [
     "HTTPProvider",
     "Ollama",
     "OpenAI",
+    "OpenAIName",
     "OpenAIOptions",
     "OpenAIResponses",
     "Preset",

@@ -1,7 +1,7 @@
 """The public API type-checks as users write it (msgspec's tests/typing habit): mypy --strict
-passes on tests/typing/user_code.py and reports exactly the marked mistakes of
-tests/typing/user_mistakes.py (``# error: code``, or ``# error: code, code`` for two on a
-line). The stub's honesty about the extension is stubtest's job (``make lint``)."""
+passes on tests/typing/*_code.py (user_code.py, providers_code.py) and reports exactly the
+marked mistakes of tests/typing/*_mistakes.py (``# error: code``, or ``# error: code, code`` for
+two on a line). The stub's honesty about the extension is stubtest's job (``make lint``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 HERE = Path(__file__).parent / "typing"
 
@@ -23,13 +25,15 @@ def _mypy(path: Path) -> tuple[int, str]:
     return run.returncode, run.stdout + run.stderr
 
 
-def test_user_code_type_checks() -> None:
-    code, out = _mypy(HERE / "user_code.py")
+@pytest.mark.parametrize("name", ["user_code.py", "providers_code.py"])
+def test_user_code_type_checks(name: str) -> None:
+    code, out = _mypy(HERE / name)
     assert code == 0, out
 
 
-def test_mistakes_are_caught_where_they_are() -> None:
-    path = HERE / "user_mistakes.py"
+@pytest.mark.parametrize("name", ["user_mistakes.py", "providers_mistakes.py"])
+def test_mistakes_are_caught_where_they_are(name: str) -> None:
+    path = HERE / name
     expected = {
         (n, kind)
         for n, line in enumerate(path.read_text().splitlines(), 1)

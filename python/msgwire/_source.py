@@ -111,15 +111,11 @@ def request_id(headers: Any) -> str | None:
 
 def http_error(status: int, headers: Any, body: bytes, dialect: Dialect, *, reason: str | None = None) -> ProviderError:
     """The ``ProviderError`` of an HTTP response with an error status: the provider's error type
-    and message from its error body (read by the dialect's response reader) when it has one,
-    else ``http_<status>`` and the body's start; ``reason`` is the status's reason phrase."""
+    and message from its error body (read by the dialect's response reader; a body framed as
+    server-sent events, ``data: {"error": ...}``, is read event by event) when it has one, else
+    ``http_<status>`` and the body's start; ``reason`` is the status's reason phrase."""
     rid = request_id(headers)
-    try:
-        _core.from_response_json(body, dialect, id="", timestamp="1970-01-01T00:00:00Z")
-    except ProviderError as read:
-        error_type, message = read.error_type, read.provider_message
-    except DecodeError:
-        error_type, message = None, None
+    error_type, message = _provider_words(body, dialect)
     if message is None:
         text = body.decode("utf-8", "replace").strip()
         error_type, message = f"http_{status}", text[:SHOWN] + ("..." if len(text) > SHOWN else "")
@@ -135,6 +131,33 @@ def http_error(status: int, headers: Any, body: bytes, dialect: Dialect, *, reas
         request_id=rid,
         kind="provider",
     )
+
+
+def _provider_words(body: bytes, dialect: Dialect) -> tuple[str | None, str | None]:
+    """The provider's error type and message in an error body, or ``(None, None)``."""
+    for document in _error_documents(body):
+        try:
+            _core.from_response_json(document, dialect, id="", timestamp="1970-01-01T00:00:00Z")
+        except ProviderError as read:
+            return read.error_type, read.provider_message
+        except DecodeError:
+            continue
+    return None, None
+
+
+def _error_documents(body: bytes) -> Iterator[bytes]:
+    """The JSON documents an error body may hold: the body, or the data of each of its events
+    when it is framed as server-sent events (LiteLLM's ``/v1/responses`` sends its error as
+    ``data: {"error": {...}}``)."""
+    yield body
+    if b"data:" not in body:
+        return
+    try:
+        events = _core.SSEParser().feed(body + b"\n\n")  # the last event dispatched even unterminated
+    except DecodeError:  # a line over the parser's limit: no SSE body
+        return
+    for event in events:
+        yield event.data.encode()
 
 
 def _reason(response: Any) -> str | None:

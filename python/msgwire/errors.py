@@ -159,10 +159,31 @@ class StreamError(MsgwireError):
         self.output = b""
 
 
-# HTTP statuses worth a retry (the same request may succeed), besides every 5xx, and the provider
-# error type that says so without a status (Anthropic's, inside a 200 stream or an error body).
+# The retry rule's words (``ProviderError.retryable`` states the rule): HTTP statuses worth a
+# retry besides every 5xx, error types that say the same without a status, and the one that
+# never does.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-RETRYABLE_TYPES = frozenset({"overloaded_error"})
+RETRYABLE_TYPES = frozenset(
+    {
+        "server_error",
+        "internal_server_error",
+        "rate_limit_exceeded",
+        "overloaded_error",
+        "api_error",
+        "rate_limit_error",
+        "timeout_error",
+        "UNAVAILABLE",
+        "INTERNAL",
+        "RESOURCE_EXHAUSTED",
+        "DEADLINE_EXCEEDED",
+    }
+)
+FINAL_TYPES = frozenset({"insufficient_quota"})
+_STATUS = re.compile(r"[1-5][0-9][0-9]")
+
+
+def _retryable_status(status: int) -> bool:
+    return status in RETRYABLE_STATUSES or 500 <= status <= 599
 
 
 class ProviderError(StreamError):
@@ -174,8 +195,7 @@ class ProviderError(StreamError):
       an error inside a 200 stream or a body read on its own);
     - ``request_id``: the provider's request id header (``x-request-id``, ``request-id``...), for
       its support;
-    - ``retryable``: whether sending the same request again may succeed (408, 409, 429, 5xx, and
-      Anthropic's ``overloaded_error``).
+    - ``retryable``: whether sending the same request again may succeed (the retry rule, below).
     """
 
     kind = "provider"
@@ -189,9 +209,38 @@ class ProviderError(StreamError):
 
     @property
     def retryable(self) -> bool:
-        if self.status is not None and (self.status in RETRYABLE_STATUSES or self.status >= 500):
+        """The retry rule, one for an HTTP error status and for an error the provider reports
+        inside a 200 stream (OpenAI's and compatible servers' ``data: {"error": ...}``,
+        Anthropic's ``event: error``, a Responses ``response.failed`` or ``error`` event,
+        Gemini's ``{"error": ...}``): a gateway such as LiteLLM reports an upstream failure after
+        the headers this way, so it is retried like the same error as a status. Retryable:
+
+        - the statuses 408, 409, 429 and every 5xx (``RETRYABLE_STATUSES``);
+        - the error types that say the same without a status (``RETRYABLE_TYPES``): OpenAI's
+          ``server_error`` and ``rate_limit_exceeded``, LiteLLM's ``internal_server_error``;
+          Anthropic's ``overloaded_error``, ``api_error``, ``rate_limit_error`` and
+          ``timeout_error``; Google's ``UNAVAILABLE``, ``INTERNAL``, ``RESOURCE_EXHAUSTED`` and
+          ``DEADLINE_EXCEEDED``;
+        - an error type that is a status number (``"503"``: a server that sent only a ``code``),
+          read as that status;
+
+        never ``insufficient_quota`` (``FINAL_TYPES``: OpenAI's 429 for a spent balance, which
+        no wait fixes). The error type is what the wire layer reads of the error object: its
+        ``type``, else its ``status``, else its ``code``.
+
+        Who retries: a provider's transport before the first byte of a reply (``Retry``: backoff
+        with jitter, ``Retry-After``); ``Agent(retries=N)`` after it, sending the failed call
+        again whole."""
+        error_type = self.error_type
+        if error_type in FINAL_TYPES:
+            return False
+        if self.status is not None and _retryable_status(self.status):
             return True
-        return self.error_type in RETRYABLE_TYPES
+        if error_type is None:
+            return False
+        if _STATUS.fullmatch(error_type):
+            return _retryable_status(int(error_type))
+        return error_type in RETRYABLE_TYPES
 
 
 class TruncatedStreamError(StreamError):

@@ -10,6 +10,7 @@ from typing import Any
 
 import anthropic
 import httpx
+import httpx_sse
 import msgspec
 import openai
 import pytest
@@ -24,6 +25,7 @@ from msgwire.testing import (
     recorded,
     reply,
     stream_bytes,
+    stream_error,
     tool_call,
 )
 
@@ -166,3 +168,143 @@ def test_a_recording_for_a_non_streamed_request_is_served_assembled(server: Scri
 def test_wait_times_out_when_nothing_came(server: ScriptedServer) -> None:
     with pytest.raises(TimeoutError):
         server.wait(1, timeout=0.05)
+
+
+# --- failures inside the stream, keep-alives, SSE-framed error bodies: as the SDKs read them ------
+
+
+def test_the_openai_sdk_raises_the_in_band_error_of_a_chat_stream(server: ScriptedServer) -> None:
+    server.add(stream_error("upstream overloaded", type="server_error", code=503, partial="It is 21 d"))
+    texts: list[str] = []
+
+    def read(chunks: Any) -> None:
+        texts.extend(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    with openai.OpenAI(base_url=server.url, api_key="k", max_retries=0) as client:
+        chunks = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        with pytest.raises(openai.APIError) as failure:
+            read(chunks)
+    assert "".join(texts) == "It is 21 d"
+    assert failure.value.message == "upstream overloaded"
+    assert failure.value.body == {"message": "upstream overloaded", "type": "server_error", "param": None, "code": 503}
+
+
+def test_the_openai_sdk_reads_the_in_band_failure_of_a_responses_stream(server: ScriptedServer) -> None:
+    server.add(stream_error("the model failed", partial="It is"))
+    with (
+        openai.OpenAI(base_url=server.url, api_key="k", max_retries=0) as client,
+        client.responses.stream(model="m", input="hi") as stream,
+    ):
+        events = list(stream)
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    failed = events[-1]
+    assert deltas == ["It is"]
+    assert failed.type == "response.failed"
+    assert failed.response.error is not None
+    assert (failed.response.error.code, failed.response.error.message) == ("server_error", "the model failed")
+
+
+def test_the_anthropic_sdk_raises_the_in_band_error_event(server: ScriptedServer) -> None:
+    server.add(stream_error("Overloaded", type="overloaded_error", partial="It is"))
+    with (
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0) as client,
+        pytest.raises(anthropic.APIStatusError) as failure,
+        client.messages.stream(model="m", max_tokens=100, messages=[{"role": "user", "content": "hi"}]) as stream,
+    ):
+        for _ in stream:
+            pass
+    assert failure.value.body == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert stream.current_message_snapshot.content[0].text == "It is"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_in_band_error_is_the_dialects_own_frame_after_the_partial_content(
+    server: ScriptedServer, dialect: str
+) -> None:
+    server.add(stream_error("upstream overloaded", partial="It is 21 d"), stream_error("not streamed"))
+    with httpx.Client(base_url=server.url) as client:
+        streamed = client.post(_PATHS[dialect], json={"model": "m", "stream": True, "messages": []}).content
+        plain = client.post(_PATHS[dialect].replace("streamGenerateContent?alt=sse", "generateContent"), json={})
+    with pytest.raises(ProviderError) as failure:
+        msgwire.assemble(streamed, dialect)
+    assert failure.value.provider_message == "upstream overloaded"
+    assert failure.value.partial_message is not None
+    assert failure.value.partial_message.text == "It is 21 d"
+    assert plain.status_code == 200
+    with pytest.raises(ProviderError) as in_body:
+        msgwire.from_response(plain.content, dialect)
+    assert in_body.value.provider_message == "not streamed"
+
+
+_PATHS = {
+    "openai": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/m:streamGenerateContent?alt=sse",
+    "ollama": "/api/chat",
+}
+
+
+def test_keep_alives_go_between_events_and_the_sdks_skip_them(server: ScriptedServer) -> None:
+    server.add(reply(MESSAGE, delay=0.05, keepalive=0.01), reply(MESSAGE, delay=0.05, keepalive=0.01))
+    hi: Any = [{"role": "user", "content": "hi"}]
+    with (
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0) as claude,
+        claude.messages.stream(model="m", max_tokens=100, messages=hi) as stream,
+    ):
+        final = stream.get_final_message()
+    with (
+        openai.OpenAI(base_url=server.url, api_key="k", max_retries=0) as client,
+        client.chat.completions.stream(model="m", messages=hi) as chat,
+    ):
+        completion = chat.get_final_completion()
+    assert [b.type for b in final.content] == ["thinking", "text", "tool_use", "tool_use"]
+    assert completion.choices[0].message.content == MESSAGE.text
+    for received in server.wait(2):
+        assert received.keepalives > 0
+        assert received.completed
+
+
+# Recordings of many events each, to hold in the middle of.
+LONG = {
+    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
+    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
+    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
+    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
+    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_hold_with_keep_alives_starts_after_a_whole_event(server: ScriptedServer, dialect: str) -> None:
+    data = LONG[dialect].read_bytes()
+    server.add(recorded(data, dialect, hold_after=len(data) // 2, keepalive=0.02))
+    received = b""
+    with (
+        httpx.Client(base_url=server.url) as client,
+        client.stream("POST", _PATHS[dialect], json={"model": "m", "stream": True, "messages": []}) as response,
+    ):
+        for chunk in response.iter_raw():
+            received += chunk
+            if server.requests[0].keepalives >= 2:
+                break
+    (record,) = server.wait(1)
+    keepalive, event_end = (b"\n", (b"\n",)) if dialect == "ollama" else (b": keep-alive\n\n", (b"\n\n", b"\r\n\r\n"))
+    assert 0 < record.bytes_sent <= len(data) // 2
+    assert data[: record.bytes_sent].endswith(event_end)  # the hold starts after a whole event
+    assert received.startswith(data[: record.bytes_sent] + keepalive)
+    assert record.client_closed
+
+
+def test_an_sse_framed_error_body_is_read_by_httpx_sse(server: ScriptedServer) -> None:
+    server.add(error(500, "upstream failed", type="internal_server_error", code="500", sse=True))
+    with (
+        httpx.Client(base_url=server.url) as client,
+        httpx_sse.connect_sse(client, "POST", "/v1/responses", json={"model": "m", "stream": True}) as source,
+    ):
+        events = list(source.iter_sse())
+        status = source.response.status_code
+    assert status == 500
+    assert [e.json() for e in events] == [
+        {"error": {"message": "upstream failed", "type": "internal_server_error", "param": None, "code": "500"}}
+    ]

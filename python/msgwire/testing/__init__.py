@@ -22,17 +22,31 @@ standard library and msgwire's wire layer (as openai-agents' ``agents.testing`` 
   ``msgwire.transcode``), or a recorded stream (served as it is, or transcoded to the request's
   dialect), or an HTTP error in the dialect's error shape.
 - Delivery can fail on purpose: ``error(429, retry_after=1)``, ``error(500)`` before the first
-  byte, ``drop()`` (the connection closed before any response), ``reset_after=N`` (N body bytes,
-  then a TCP reset), ``close_after=N`` (N bytes, then the connection closed), ``delay=``
-  between pieces (a slow body), ``hold_after=N`` (N bytes, then wait for the client to close:
-  the cancellation tests).
+  byte (``sse=True``: its body framed as ``data: {"error": ...}``), ``stream_error("overloaded",
+  type="server_error", code=503, partial="It is")`` (a 200 stream that fails inside, in the
+  dialect's own error frame), ``drop()`` (the connection closed before any response),
+  ``reset_after=N`` (N body bytes, then a TCP reset), ``close_after=N`` (N bytes, then the
+  connection closed), ``delay=`` between pieces (a slow body), ``hold_after=N`` (N bytes, then
+  wait for the client to close: the cancellation tests), ``keepalive=`` (seconds between
+  keep-alive comments while the body waits: a stream that never goes quiet).
 - Every request is recorded (``requests``) with what was done about it: bytes sent, whether
   the body was complete, whether the client closed the connection before its end.
 """
 
 from __future__ import annotations
 
-from .replies import KEEP, Reply, drop, error, error_body, recorded, reply, stream_bytes, tool_call
+from .replies import (
+    KEEP,
+    Reply,
+    drop,
+    error,
+    error_body,
+    recorded,
+    reply,
+    stream_bytes,
+    stream_error,
+    tool_call,
+)
 from .server import Received, ScriptedServer
 
 __all__ = [
@@ -46,5 +60,6 @@ __all__ = [
     "recorded",
     "reply",
     "stream_bytes",
+    "stream_error",
     "tool_call",
 ]

@@ -1,5 +1,6 @@
 """Scripted replies: what a ``ScriptedServer`` answers, one per request, and how it delivers
-them (in pieces, slowly, cut, reset, held open, or an HTTP error in the dialect's shape)."""
+them (in pieces, slowly, cut, reset, held open with keep-alives, an HTTP error in the dialect's
+shape, or an error inside a 200 stream in the dialect's own frame)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,24 @@ from typing import Any, cast
 import msgspec
 
 from msgwire.formats import to_response_json
-from msgwire.transcode import transcode
+from msgwire.sse import SSEParser
+from msgwire.transcode import Transcoder, transcode
 from msgwire.types import AssistantMessage, ContentBlock, Dialect, Policy, TextBlock, ToolCallBlock, Usage
 
-__all__ = ["KEEP", "Reply", "drop", "error", "error_body", "recorded", "reply", "stream_bytes", "tool_call"]
+__all__ = [
+    "KEEP",
+    "Reply",
+    "drop",
+    "error",
+    "error_body",
+    "failed_body",
+    "failed_stream",
+    "recorded",
+    "reply",
+    "stream_bytes",
+    "stream_error",
+    "tool_call",
+]
 
 KEEP = Policy(thinking="keep", redacted_thinking="keep", unknown="keep")
 """Replies carry every block of their message (thinking of another provider included)."""
@@ -37,16 +52,23 @@ _GEMINI_STATUS = {
     500: "INTERNAL",
     503: "UNAVAILABLE",
 }
+# The type of an error inside a stream when none is given: each API's word for its own failure.
+_STREAM_ERROR_TYPES = {"openai": "server_error", "openai-responses": "server_error", "anthropic": "api_error"}
 
 
 class Reply(msgspec.Struct, frozen=True, kw_only=True):
-    """One answer of the script (build it with ``reply``, ``recorded``, ``error``, ``drop``).
+    """One answer of the script (build it with ``reply``, ``recorded``, ``error``,
+    ``stream_error``, ``drop``).
 
     Delivery: the body goes out in pieces, one per stream event (or ``chunk_size`` bytes),
     ``delay`` seconds apart. Cut after that many body bytes: ``reset_after`` (a TCP reset: the
     client may lose what it had not read yet, as over a real network), ``close_after`` (the
     connection closed mid-body: the client reads every byte sent, then fails), ``hold_after``
-    (then wait for the client to close).
+    (then wait for the client to close). ``keepalive``: while a stream waits between two
+    events (``delay``, ``hold_after``), a keep-alive every that many seconds (an SSE comment
+    ``: keep-alive``; an empty line in Ollama's NDJSON), as servers do to keep proxies from
+    closing a quiet stream; a ``hold_after`` inside an event then holds after the last whole
+    event before it (a comment never splits an event).
     """
 
     message: AssistantMessage | None = None
@@ -55,12 +77,19 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     status: int = 200
     error_type: str | None = None
     error_message: str | None = None
+    error_code: str | int | None = None
+    """The error object's ``code`` (OpenAI's and compatible servers'; Gemini's number)."""
+    in_stream: bool = False
+    """The error goes inside a 200 stream, after ``message``'s content (``stream_error``)."""
+    sse: bool = False
+    """The HTTP error body is framed as server-sent events (``data: {"error": ...}``)."""
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     chunk_size: int | None = None
     delay: float = 0.0
     reset_after: int | None = None
     close_after: int | None = None
     hold_after: int | None = None
+    keepalive: float | None = None
     drop: bool = False
     gate: threading.Event | None = None
     """The body waits for this event after the headers went out (the first byte on demand)."""
@@ -86,13 +115,7 @@ def reply(
     if isinstance(content, AssistantMessage):
         message = content
     else:
-        blocks: list[ContentBlock]
-        if isinstance(content, str):
-            blocks = [TextBlock(text=content)]
-        elif isinstance(content, Sequence):
-            blocks = list(cast("Sequence[ContentBlock]", content))  # not a str: mypy cannot tell
-        else:
-            blocks = [content]
+        blocks = _blocks(content)
         calls = any(type(b) is ToolCallBlock for b in blocks)
         message = AssistantMessage(
             content=blocks,
@@ -100,6 +123,14 @@ def reply(
             usage=usage or Usage(input_tokens=10, output_tokens=5),
         )
     return Reply(message=message, **delivery)
+
+
+def _blocks(content: str | ContentBlock | Sequence[ContentBlock]) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [TextBlock(text=content)]
+    if isinstance(content, Sequence):
+        return list(cast("Sequence[ContentBlock]", content))  # not a str: mypy cannot tell
+    return [content]
 
 
 def recorded(data: bytes, dialect: Dialect, **delivery: Any) -> Reply:
@@ -113,14 +144,41 @@ def error(
     message: str | None = None,
     *,
     type: str | None = None,  # noqa: A002 - the provider's word
+    code: str | int | None = None,
     retry_after: float | str | None = None,
     headers: dict[str, str] | None = None,
+    sse: bool = False,
 ) -> Reply:
-    """An HTTP error response in the shape of the request's dialect (``{"error": {...}}``)."""
+    """An HTTP error response in the shape of the request's dialect (``{"error": {...}}``);
+    ``sse``: its body framed as server-sent events (``data: {"error": ...}``, as LiteLLM's
+    ``/v1/responses`` sends it)."""
     extra = dict(headers or {})
     if retry_after is not None:
         extra["retry-after"] = str(retry_after)
-    return Reply(status=status, error_type=type, error_message=message, headers=extra)
+    return Reply(status=status, error_type=type, error_message=message, error_code=code, headers=extra, sse=sse)
+
+
+def stream_error(
+    message: str,
+    *,
+    type: str | None = None,  # noqa: A002 - the provider's word
+    code: str | int | None = None,
+    partial: str | ContentBlock | Sequence[ContentBlock] = "",
+    **delivery: Any,
+) -> Reply:
+    """A 200 stream that fails inside: ``partial`` (text or blocks) streamed, then the
+    provider's error in the dialect's own frame (``failed_stream``): ``type`` (the API's word for a
+    server failure when not given: ``server_error``, Anthropic's ``api_error``, Gemini's
+    ``INTERNAL``), ``message`` and ``code``. A request not streamed gets the error object in a
+    200 body."""
+    return Reply(
+        message=AssistantMessage(content=_blocks(partial) if partial else []),
+        error_type=type,
+        error_message=message,
+        error_code=code,
+        in_stream=True,
+        **delivery,
+    )
 
 
 def drop() -> Reply:
@@ -139,14 +197,63 @@ def stream_bytes(message: AssistantMessage, dialect: Dialect) -> bytes:
     return b"".join(transcode([event], "gemini", dialect))
 
 
-def error_body(dialect: str, status: int, error_type: str | None, message: str) -> bytes:
+def error_body(dialect: str, status: int, error_type: str | None, message: str, code: str | int | None = None) -> bytes:
     """An HTTP error body in the shape ``dialect``'s API returns."""
     kind = error_type or _ERROR_TYPES.get(status, "api_error")
     if dialect == "anthropic":
         return msgspec.json.encode({"type": "error", "error": {"type": kind, "message": message}})
     if dialect == "gemini":
         kind = error_type or _GEMINI_STATUS.get(status, "INTERNAL")
-        return msgspec.json.encode({"error": {"code": status, "message": message, "status": kind}})
+        number = code if isinstance(code, int) else status
+        return msgspec.json.encode({"error": {"code": number, "message": message, "status": kind}})
     if dialect == "ollama":
         return msgspec.json.encode({"error": message})
-    return msgspec.json.encode({"error": {"message": message, "type": kind, "param": None, "code": None}})
+    return msgspec.json.encode({"error": {"message": message, "type": kind, "param": None, "code": code}})
+
+
+def failed_stream(
+    message: AssistantMessage, dialect: Dialect, error_type: str | None, text: str, code: str | int | None = None
+) -> bytes:
+    """``message``'s content as a stream of ``dialect`` that fails inside: the provider's error
+    in the frame its API sends: OpenAI's (and compatible servers') ``data: {"error": {...}}``,
+    Anthropic's ``event: error``, a Responses ``response.failed`` (of the response the stream
+    created; its error's ``code`` is ``error_type``), Gemini's ``data: {"error": {...}}``,
+    Ollama's ``{"error": "..."}`` line."""
+    kind = error_type or _STREAM_ERROR_TYPES.get(dialect)
+    content = unfinished_stream(message, dialect)
+    if dialect == "openai-responses":
+        return content + _response_failed(content, {"code": kind, "message": text})
+    body = error_body(dialect, 500, kind, text, code)
+    if dialect == "anthropic":
+        return content + b"event: error\ndata: " + body + b"\n\n"
+    if dialect == "ollama":
+        return content + body + b"\n"
+    return content + b"data: " + body + (b"\r\n\r\n" if dialect == "gemini" else b"\n\n")
+
+
+def failed_body(dialect: Dialect, error_type: str | None, text: str, code: str | int | None = None) -> bytes:
+    """The 200 body of a request not streamed whose reply failed: the error object alone."""
+    return error_body(dialect, 500, error_type or _STREAM_ERROR_TYPES.get(dialect), text, code)
+
+
+def _response_failed(content: bytes, error: dict[str, Any]) -> bytes:
+    """A Responses ``response.failed`` event: the response the stream created (the SDK checks
+    it is the same one), failed with ``error``."""
+    response: dict[str, Any] = {"id": "resp_scripted", "object": "response", "output": []}
+    for event in SSEParser().feed(content):
+        data = msgspec.json.decode(event.data)
+        if data.get("type") == "response.created":
+            response = data["response"]
+            break
+    failed = {"type": "response.failed", "response": {**response, "status": "failed", "error": error}}
+    return b"event: response.failed\ndata: " + msgspec.json.encode(failed) + b"\n\n"
+
+
+def unfinished_stream(message: AssistantMessage, dialect: Dialect) -> bytes:
+    """``message``'s content as a stream of ``dialect`` that has not ended (no stop reason, no
+    end marker): what came before an error in the stream."""
+    event = msgspec.json.decode(to_response_json(message, "gemini", policy=KEEP))
+    for candidate in event.get("candidates", []):
+        candidate.pop("finishReason", None)
+    data = b"data: " + msgspec.json.encode(event) + b"\r\n\r\n"
+    return data if dialect == "gemini" else Transcoder("gemini", dialect).feed(data)

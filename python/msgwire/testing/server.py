@@ -22,11 +22,13 @@ from msgwire.stream import assemble
 from msgwire.transcode import transcode
 from msgwire.types import AssistantMessage, Dialect
 
-from .replies import KEEP, Reply, error_body, stream_bytes
+from .replies import KEEP, Reply, error_body, failed_body, failed_stream, stream_bytes
 
 __all__ = ["Received", "ScriptedServer"]
 
 _CONTENT_TYPES = {"gemini": "text/event-stream", "ollama": "application/x-ndjson"}
+# A keep-alive: an SSE comment (which every reader skips), an empty line in NDJSON.
+_KEEPALIVE = {"ollama": b"\n", "*": b": keep-alive\n\n"}
 _EVENT_END = {"ollama": re.compile(rb"(?<=\n)"), "*": re.compile(rb"(?<=\n\n)|(?<=\r\n\r\n)")}
 
 
@@ -53,6 +55,8 @@ class Received:
     """The client closed the connection before the body's end."""
     first_byte_at: float | None = None
     """``time.perf_counter()`` when the first body byte was written."""
+    keepalives: int = 0
+    """Keep-alives sent while the body waited (``Reply.keepalive``; not in ``bytes_sent``)."""
     done: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def json(self) -> Any:
@@ -217,7 +221,8 @@ class ScriptedServer:
             self._lock.notify_all()
         try:
             if dialect is None:
-                self._send_error(handler, record, "openai", 404, "not_found_error", f"no model API at {handler.path}")
+                data = error_body("openai", 404, "not_found_error", f"no model API at {handler.path}")
+                self._send_error(handler, record, 404, data)
                 return
             answer = self._next(record)
             try:
@@ -228,7 +233,8 @@ class ScriptedServer:
             except Exception as failure:  # a reply the writers refuse: say so, as a server would
                 if record.status:
                     raise
-                self._send_error(handler, record, dialect, 500, "api_error", f"scripted server: {failure}")
+                data = error_body(dialect, 500, "api_error", f"scripted server: {failure}")
+                self._send_error(handler, record, 500, data)
         finally:
             record.done.set()
 
@@ -247,7 +253,10 @@ class ScriptedServer:
             return
         if answer.status >= 400:
             message = answer.error_message or f"scripted error {answer.status}"
-            self._send_error(handler, record, dialect, answer.status, answer.error_type, message, answer.headers)
+            data = error_body(dialect, answer.status, answer.error_type, message, answer.error_code)
+            if answer.sse:
+                data = b"data: " + data + b"\n\n"
+            self._send_error(handler, record, answer.status, data, answer.headers, sse=answer.sse)
             return
         data = self._body(record, dialect, answer)
         content_type = _CONTENT_TYPES.get(dialect, "text/event-stream") if record.stream else "application/json"
@@ -262,6 +271,12 @@ class ScriptedServer:
         self._send_body(handler, record, dialect, answer, data)
 
     def _body(self, record: Received, dialect: Dialect, answer: Reply) -> bytes:
+        if answer.in_stream:
+            words = answer.error_message or "scripted error"
+            if not record.stream:
+                return failed_body(dialect, answer.error_type, words, answer.error_code)
+            message = answer.message or AssistantMessage()
+            return failed_stream(message, dialect, answer.error_type, words, answer.error_code)
         if answer.recorded is not None:
             source = answer.recorded_dialect or dialect
             if not record.stream:
@@ -278,18 +293,17 @@ class ScriptedServer:
         self,
         handler: _Handler,
         record: Received,
-        dialect: str,
         status: int,
-        error_type: str | None,
-        message: str,
+        data: bytes,
         headers: dict[str, str] | None = None,
+        *,
+        sse: bool = False,
     ) -> None:
-        data = error_body(dialect, status, error_type, message)
         record.status, record.body_size = status, len(data)
         handler.send_response(status)
-        handler.send_header("content-type", "application/json")
+        handler.send_header("content-type", "text/event-stream" if sse else "application/json")
         handler.send_header("content-length", str(len(data)))
-        handler.send_header(_request_id_header(dialect), record.request_id)
+        handler.send_header(_request_id_header(record.dialect or "openai"), record.request_id)
         for name, value in (headers or {}).items():
             handler.send_header(name, value)
         handler.end_headers()
@@ -302,6 +316,13 @@ class ScriptedServer:
         cuts = (answer.reset_after, answer.close_after, answer.hold_after)
         cut = next((c for c in cuts if c is not None), None)
         pieces = _pieces(data, dialect if record.stream else None, answer.chunk_size)
+        if answer.keepalive and record.stream:
+            ends = _event_ends(data, dialect)
+            if answer.hold_after is not None:  # a comment inside an event would break it
+                cut = max((end for end in ends if end <= answer.hold_after), default=0)
+            keepalives = _KEEPALIVE["ollama" if dialect == "ollama" else "*"]
+        else:
+            ends, keepalives = set(), b""
         if answer.gate is not None:
             answer.gate.wait(self._hold_timeout)
         for i, piece in enumerate(pieces):
@@ -313,10 +334,16 @@ class ScriptedServer:
                 elif answer.close_after is not None:
                     sock.shutdown(socket.SHUT_RDWR)
                 else:
-                    record.client_closed = self._wait_closed(sock, self._hold_timeout)
+                    keepalive = keepalives if record.bytes_sent in ends else b""
+                    record.client_closed = self._pause(handler, record, self._hold_timeout, answer.keepalive, keepalive)
                 return
             self._write(handler, record, piece)
-            if answer.delay and i < len(pieces) - 1 and self._wait_closed(sock, answer.delay):
+            keepalive = keepalives if record.bytes_sent in ends else b""
+            if (
+                answer.delay
+                and i < len(pieces) - 1
+                and self._pause(handler, record, answer.delay, answer.keepalive, keepalive)
+            ):
                 record.client_closed = True
                 handler.close_connection = True
                 return
@@ -330,6 +357,25 @@ class ScriptedServer:
             record.first_byte_at = time.perf_counter()
         handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
         record.bytes_sent += len(piece)
+
+    def _pause(
+        self, handler: _Handler, record: Received, seconds: float, interval: float | None, keepalive: bytes
+    ) -> bool:
+        """Let the body wait ``seconds``, sending ``keepalive`` every ``interval`` seconds
+        meanwhile (between events only: none when empty); ``True`` as soon as the client closed
+        the connection."""
+        if not interval or not keepalive:
+            return self._wait_closed(handler.connection, seconds)
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self._wait_closed(handler.connection, min(interval, left)):
+                return True
+            if self._stopping.is_set():
+                return False
+            if deadline - time.monotonic() > 0:
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(keepalive), keepalive))
+                record.keepalives += 1
+        return False
 
     def _wait_closed(self, sock: socket.socket, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds; ``True`` as soon as the client closed the connection."""
@@ -363,6 +409,12 @@ def _pieces(data: bytes, stream_dialect: str | None, chunk_size: int | None) -> 
         return [data]
     pattern = _EVENT_END["ollama" if stream_dialect == "ollama" else "*"]
     return [piece for piece in pattern.split(data) if piece]
+
+
+def _event_ends(data: bytes, dialect: str) -> set[int]:
+    """The offsets in ``data`` where a stream event ends (where a keep-alive may go)."""
+    pattern = _EVENT_END["ollama" if dialect == "ollama" else "*"]
+    return {0, *(match.end() for match in pattern.finditer(data))}
 
 
 def _reset(sock: socket.socket) -> None:

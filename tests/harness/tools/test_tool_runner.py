@@ -616,3 +616,68 @@ def test_on_start_sees_each_approved_call_as_it_starts_and_never_a_denied_one() 
     assert sorted(seen) == sorted(bodies) == ["a", "c", "d"]
     assert seen[-1] == "d"  # the one that runs alone starts after the others
     assert [r.status for r in results] == ["success", "denied", "error", "success", "success"]
+
+
+# --- what the model is told of an exception: failure_text ----------------------------------------
+
+
+def _leaky_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def lookup(user: str) -> str:
+        if user == "domain":
+            raise ToolFailure("no such user: domain")  # the tool's own words, always sent
+        raise RuntimeError(f"psycopg: password authentication failed for 'admin:hunter2' reading {user}\nline 2")
+
+    return registry
+
+
+@pytest.mark.parametrize(
+    ("failure_text", "told"),
+    [
+        ("message", "Tool 'lookup' failed: RuntimeError: psycopg: password authentication failed for"),
+        ("type", "Tool 'lookup' failed: RuntimeError"),
+        (lambda tool, exc: f"{tool} is unavailable ({type(exc).__name__}); try later", "lookup is unavailable"),
+    ],
+    ids=["message", "type", "function"],
+)
+@pytest.mark.parametrize("dialect", formats.DIALECTS)
+def test_failure_text_says_what_the_model_is_told_of_an_exception(failure_text: Any, told: str, dialect: str) -> None:
+    conversation = Conversation()
+    conversation.add(msgwire.user("who is bob?"))
+    message = _calls(("lookup", {"user": "bob"}), ("lookup", {"user": "domain"}))
+    conversation.add(message)
+    with ToolRunner(_leaky_registry(), failure_text=failure_text) as runner:
+        crashed, domain = _run(runner, message, conversation=conversation)
+    assert _text(crashed).startswith(told)
+    assert _text(domain) == "no such user: domain"
+    assert crashed.error is not None
+    assert "hunter2" in crashed.error.message  # kept whole for the trail
+    body = json.dumps(formats.to_request(conversation.session(), dialect))
+    assert ("hunter2" in body) is (failure_text == "message")  # sent only by the default
+    assert "no such user: domain" in body
+
+
+@pytest.mark.parametrize(
+    ("function", "why"),
+    [
+        (lambda tool, exc: 1 / 0, "failure_text raised ZeroDivisionError: division by zero"),
+        (lambda tool, exc: "  ", "failure_text gave '  ', not a text"),
+        (lambda tool, exc: None, "failure_text gave None, not a text"),
+    ],
+    ids=["raises", "blank", "none"],
+)
+def test_a_failure_text_function_that_gives_no_text_falls_back_to_the_type(function: Any, why: str) -> None:
+    with ToolRunner(_leaky_registry(), failure_text=function) as runner:
+        (crashed,) = _run(runner, _calls(("lookup", {"user": "bob"})))
+    assert _text(crashed) == "Tool 'lookup' failed: RuntimeError"
+    assert crashed.error is not None
+    assert crashed.error.message.endswith(f"({why})")
+    assert "hunter2" in crashed.error.message
+
+
+@pytest.mark.parametrize("bad", ["full", None, 3])
+def test_failure_text_is_checked_when_the_runner_is_made(bad: Any) -> None:
+    with pytest.raises(TypeError, match="failure_text is 'message', 'type' or a function"):
+        ToolRunner(ToolRegistry(), failure_text=bad)

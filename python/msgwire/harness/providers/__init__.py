@@ -11,7 +11,8 @@
             ...
         message = stream.message()                      # also after a failure ("error") or a close ("aborted")
 
-Every class takes the same constructor options (``HTTPProvider``) and has the same calls:
+Every class takes the same constructor options (``HTTPProvider``; ``ProviderOptions`` lists
+them for ``create``) and has the same calls:
 ``stream(request) -> Stream`` (a context manager: leaving it closes the HTTP response at
 once), ``astream(request)`` (``async with``, or ``await``, gives an ``AsyncStream``),
 ``complete(request) -> AssistantMessage`` and ``acomplete`` (non-streamed), ``validate(request)``
@@ -22,27 +23,35 @@ once), ``astream(request)`` (``async with``, or ``await``, gives an ``AsyncStrea
 ``msgwire.from_response``.
 Errors: ``msgwire.ProviderError`` (``status``, ``error_type``, ``provider_message``,
 ``request_id``, ``retryable``) for an HTTP error or one the provider reports in the stream,
-``msgwire.TransportError`` for the network, ``msgwire.ValidationError`` for a request refused
-before sending.
+``msgwire.TransportError`` for the network (its cause ``DeadlineExceeded`` when the call took
+longer than the provider's ``deadline``), ``msgwire.ValidationError`` for a request refused
+before sending. Which failures are retried, by whom: ``msgwire.ProviderError.retryable``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Required, Unpack, overload, runtime_checkable
 
 from msgwire.formats import RequestCache
 from msgwire.stream import Stream
 from msgwire.types import AssistantMessage, Dialect, Request
 
-from ._base import AsyncProviderStream, AsyncStreamManager, HTTPCall, HTTPProvider, Problems, ProviderStream
-from ._http import Retry
+from ._base import (
+    AsyncProviderStream,
+    AsyncStreamManager,
+    HTTPCall,
+    HTTPProvider,
+    Problems,
+    ProviderOptions,
+    ProviderStream,
+)
+from ._http import DeadlineExceeded, Retry
 from .anthropic import Anthropic
 from .capabilities import UNKNOWN, Capabilities, lookup
 from .gemini import Gemini
 from .ollama import Ollama
-from .openai import OpenAI
+from .openai import OpenAI, OpenAIOptions
 from .openai_responses import OpenAIResponses
 
 __all__ = [
@@ -53,14 +62,19 @@ __all__ = [
     "AsyncProviderStream",
     "AsyncStreamManager",
     "Capabilities",
+    "DeadlineExceeded",
     "Gemini",
     "HTTPCall",
     "HTTPProvider",
     "Ollama",
     "OpenAI",
+    "OpenAIName",
+    "OpenAIOptions",
     "OpenAIResponses",
+    "Preset",
     "Problems",
     "Provider",
+    "ProviderOptions",
     "ProviderStream",
     "Request",
     "Retry",
@@ -103,7 +117,16 @@ PROVIDERS: dict[str, type[HTTPProvider]] = {
 }
 """The provider class of each dialect name (``msgwire.formats.DIALECTS``)."""
 
-PRESETS: dict[str, dict[str, Any]] = {
+
+class Preset(OpenAIOptions, total=False):
+    """A server by name (``PRESETS``): its ``dialect``, its ``env`` (the environment variable
+    of its key) and the constructor options it needs (``base_url``, ...)."""
+
+    dialect: Required[Dialect]
+    env: str
+
+
+PRESETS: dict[str, Preset] = {
     "groq": {"dialect": "openai", "base_url": "https://api.groq.com/openai/v1", "env": "GROQ_API_KEY"},
     "mistral": {
         "dialect": "openai",
@@ -120,19 +143,36 @@ PRESETS: dict[str, dict[str, Any]] = {
 """OpenAI-compatible servers by name: their base URL, the environment variable of their key,
 and what they need besides (Mistral's 9-character tool-call ids)."""
 
+OpenAIName = Literal["openai", "groq", "mistral", "deepseek", "openrouter", "ollama-openai", "vllm", "llama.cpp"]
+"""The names ``create`` makes an ``OpenAI`` of: the dialect and the built-in presets."""
 
+
+@overload
+def create(name: OpenAIName, **options: Unpack[OpenAIOptions]) -> OpenAI: ...
+@overload
+def create(name: Literal["openai-responses"], **options: Unpack[ProviderOptions]) -> OpenAIResponses: ...
+@overload
+def create(name: Literal["anthropic"], **options: Unpack[ProviderOptions]) -> Anthropic: ...
+@overload
+def create(name: Literal["gemini"], **options: Unpack[ProviderOptions]) -> Gemini: ...
+@overload
+def create(name: Literal["ollama"], **options: Unpack[ProviderOptions]) -> Ollama: ...
+@overload
+def create(name: str, **options: Unpack[ProviderOptions]) -> HTTPProvider: ...
 def create(name: str, **options: Any) -> HTTPProvider:
     """A provider by dialect name (``"openai"``, ``"openai-responses"``, ``"anthropic"``,
     ``"gemini"``, ``"ollama"``) or preset (``"groq"``, ``"mistral"``, ``"deepseek"``,
-    ``"openrouter"``, ``"ollama-openai"``, ``"vllm"``, ``"llama.cpp"``); ``options`` go to the
-    constructor and win over the preset's."""
+    ``"openrouter"``, ``"ollama-openai"``, ``"vllm"``, ``"llama.cpp"``, or one you added to
+    ``PRESETS``); ``options`` (``ProviderOptions``, and ``OpenAIOptions`` for the names of
+    ``OpenAIName``) go to the constructor and win over the preset's. Type checkers know the class
+    each built-in name makes."""
     if name in PROVIDERS:
         return PROVIDERS[name](**options)
-    preset: Mapping[str, Any] | None = PRESETS.get(name)
+    preset = PRESETS.get(name)
     if preset is None:
         known = ", ".join([*PROVIDERS, *PRESETS])
         raise ValueError(f"unknown provider {name!r} (known: {known})")
-    settings = {k: v for k, v in preset.items() if k not in ("dialect", "env")}
+    settings: dict[str, Any] = {k: v for k, v in preset.items() if k not in ("dialect", "env")}
     env = preset.get("env")
     if env and "api_key" not in options:
         settings["api_key"] = os.environ.get(env)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import msgspec
 
-from msgwire.errors import ProviderError, StreamError, TransportError, ValidationError
+from msgwire.errors import DecodeError, ProviderError, StreamError, TransportError, ValidationError
 from msgwire.formats import RequestCache, convert_request, from_response
-from msgwire.stream import AsyncStream, Stream
+from msgwire.stream import AsyncStream, Stream, StreamOptions
 from msgwire.types import (
     AssistantMessage,
     Dialect,
@@ -36,10 +36,18 @@ from msgwire.types import (
 )
 from msgwire.validate import validate as wire_validate
 
-from ._http import AsyncBody, AsyncClient, Body, Client, Retry, Timeout, Transport, request_id
+from ._http import AsyncBody, AsyncClient, Body, Client, Deadline, Retry, Timeout, Transport, request_id
 from .capabilities import Capabilities, lookup
 
-__all__ = ["AsyncProviderStream", "AsyncStreamManager", "HTTPCall", "HTTPProvider", "Problems", "ProviderStream"]
+__all__ = [
+    "AsyncProviderStream",
+    "AsyncStreamManager",
+    "HTTPCall",
+    "HTTPProvider",
+    "Problems",
+    "ProviderOptions",
+    "ProviderStream",
+]
 
 Problems = list[tuple[str, str]]
 """``(JSON path, message)`` pairs, as ``msgwire.ValidationError.errors`` lists them."""
@@ -192,6 +200,26 @@ class AsyncStreamManager:
             await self._stream.aclose()
 
 
+class ProviderOptions(TypedDict, total=False):
+    """The constructor options every provider class takes (``HTTPProvider``), as keyword
+    arguments: what ``providers.create`` passes on (tests/harness/providers/
+    test_providers_options.py keeps them the constructor's)."""
+
+    model: str | None
+    base_url: str | None
+    api_key: str | None
+    headers: Mapping[str, str] | None
+    timeout: float | Timeout | None
+    deadline: float | None
+    max_retries: int
+    retry: Retry | None
+    client: Client | None
+    async_client: AsyncClient | None
+    capabilities: Mapping[str, Capabilities] | None
+    policy: Policy | None
+    stream_options: StreamOptions | None
+
+
 class HTTPProvider:
     """A model API over HTTP (subclassed per dialect: ``OpenAI``, ``OpenAIResponses``,
     ``Anthropic``, ``Gemini``, ``Ollama``).
@@ -199,7 +227,12 @@ class HTTPProvider:
     Constructor (keyword-only): ``model`` (the default model of requests that name none),
     ``base_url`` (the dialect's env variable or public URL by default), ``api_key`` (from the
     usual environment variables when not given), ``headers`` (added to every request),
-    ``timeout`` (seconds or an ``httpx.Timeout``; 600 s, connect 10 s by default),
+    ``timeout`` (seconds or an ``httpx.Timeout``: the limit of each wait for the network,
+    connecting or one read; 600 s, connect 10 s by default: a stream that sends a keep-alive
+    now and then never trips it), ``deadline`` (seconds: the limit of a whole call, from
+    sending the request to the reply's last byte, retries and their waits included; past it the
+    call raises ``TransportError`` caused by ``DeadlineExceeded``, the partial message kept;
+    ``None``, the default: no limit),
     ``max_retries`` (2) or ``retry`` (a ``Retry``), ``client`` / ``async_client`` (your
     ``httpx.Client`` / ``httpx.AsyncClient``, left open by ``close()``), ``capabilities``
     (model name or prefix -> ``Capabilities``, over the built-in table), ``policy`` (how
@@ -224,21 +257,25 @@ class HTTPProvider:
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | Timeout | None = None,
+        deadline: float | None = None,
         max_retries: int = 2,
         retry: Retry | None = None,
         client: Client | None = None,
         async_client: AsyncClient | None = None,
         capabilities: Mapping[str, Capabilities] | None = None,
         policy: Policy | None = None,
-        stream_options: Mapping[str, Any] | None = None,
+        stream_options: StreamOptions | None = None,
     ) -> None:
+        if deadline is not None and not deadline > 0:
+            raise ValueError(f"deadline is a number of seconds above 0 (or None: no limit), got {deadline!r}")
         env_url = os.environ.get(self.env_base_url) if self.env_base_url else None
-        self.base_url = (base_url or env_url or self.default_base_url).rstrip("/")
+        self.base_url = self._normal_url((base_url or env_url or self.default_base_url).rstrip("/"))
         self.api_key = api_key if api_key is not None else _first_env(self.env_api_key)
         if self.needs_api_key and not self.api_key and base_url is None and env_url is None:
             names = " or ".join(self.env_api_key)
             raise ValueError(f"{type(self).__name__}: no API key: pass api_key= or set {names}")
         self.model = model
+        self.deadline = deadline
         self.capability_overrides = dict(capabilities or {})
         self.policy = policy
         self.stream_options = dict(stream_options or {})
@@ -256,6 +293,10 @@ class HTTPProvider:
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
 
     # --- what a dialect says -----------------------------------------------------------------
+
+    def _normal_url(self, base_url: str) -> str:
+        """The base URL as given (or from the environment), as this dialect reads it."""
+        return base_url
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}
@@ -379,17 +420,19 @@ class HTTPProvider:
         closes the HTTP response at once. ``options``: ``msgwire.Stream`` options; ``cache``: see
         ``prepare``."""
         call = self.prepare(request, stream=True, policy=policy, cache=cache)
-        response = self.transport.send(call.url, call.body, call.headers)
+        deadline = self._deadline()
+        response = self.transport.send(call.url, call.body, call.headers, deadline)
+        body = Body(response, deadline)
         try:
             return ProviderStream(
-                Body(response),
+                body,
                 self.dialect,
                 request_id=request_id(response.headers),
                 report=call.report,
                 **self._options(options),
             )
         except BaseException:
-            response.close()
+            body.close()
             raise
 
     def astream(
@@ -401,10 +444,11 @@ class HTTPProvider:
         merged = self._options(options)
 
         async def open_stream() -> AsyncProviderStream:
-            response = await self.transport.asend(call.url, call.body, call.headers)
+            deadline = self._deadline()
+            response = await self.transport.asend(call.url, call.body, call.headers, deadline)
             try:
                 return AsyncProviderStream(
-                    AsyncBody(response),
+                    AsyncBody(response, deadline),
                     self.dialect,
                     request_id=request_id(response.headers),
                     report=call.report,
@@ -421,10 +465,11 @@ class HTTPProvider:
     ) -> AssistantMessage:
         """Send ``request`` without streaming and return the reply (``msgwire.from_response``)."""
         call = self.prepare(request, stream=False, policy=policy, cache=cache)
-        response = self.transport.send(call.url, call.body, call.headers)
+        deadline = self._deadline()
+        response = self.transport.send(call.url, call.body, call.headers, deadline)
         rid = request_id(response.headers)
         try:
-            data = Body(response).read_all()
+            data = Body(response, deadline).read_all()
         except Exception as cause:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)
@@ -434,13 +479,18 @@ class HTTPProvider:
     ) -> AssistantMessage:
         """``complete`` for asyncio."""
         call = self.prepare(request, stream=False, policy=policy, cache=cache)
-        response = await self.transport.asend(call.url, call.body, call.headers)
+        deadline = self._deadline()
+        response = await self.transport.asend(call.url, call.body, call.headers, deadline)
         rid = request_id(response.headers)
         try:
-            data = await AsyncBody(response).read_all()
+            data = await AsyncBody(response, deadline).read_all()
         except Exception as cause:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)
+
+    def _deadline(self) -> Deadline | None:
+        """The clock of a call starting now."""
+        return Deadline(self.deadline) if self.deadline is not None else None
 
     def _read_failed(self, cause: Exception, rid: str | None) -> StreamError:
         where = f" [request id {rid}]" if rid else ""
@@ -454,6 +504,10 @@ class HTTPProvider:
         except ProviderError as error:  # an error inside a 200 body (a failed Responses response)
             error.request_id = error.request_id or rid
             raise
+        except DecodeError as error:
+            if data.lstrip()[:1] in (b"{", b"["):
+                raise  # JSON of the wrong shape: the error names the path
+            raise _not_json(self.dialect, data, rid) from error
 
     # --- lifetime ------------------------------------------------------------------------------
 
@@ -476,6 +530,21 @@ class HTTPProvider:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+_SHOWN = 80  # bytes of a body that is not JSON shown in the error (as a stream shows them)
+
+
+def _not_json(dialect: Dialect, data: bytes, rid: str | None) -> DecodeError:
+    """The error of a non-streamed reply that is no JSON (an HTML page from a proxy, a stream
+    from a server that ignored ``"stream": false``), showing how it starts."""
+    head = msgspec.json.encode(data[:_SHOWN].decode("utf-8", "replace")).decode()
+    streamed = data.lstrip().startswith((b"data:", b"event:", b":"))
+    hint = ': a stream, from a server that ignored "stream": false' if streamed else ""
+    where = f" [request id {rid}]" if rid else ""
+    return DecodeError(
+        f"{dialect} response: not a JSON body{hint} (it starts with {head}){where}", offset=0, kind="json_malformed"
+    )
 
 
 def _first_env(names: tuple[str, ...]) -> str | None:

@@ -4,18 +4,24 @@ error responses as ``msgwire.ProviderError``.
 Retries happen only before the first byte of a reply's body, so a request is never sent twice
 once the model has started answering: a network failure before any response (the connection
 refused, reset or timed out; a kept-alive connection the server had closed) and an error
-status that may pass (408, 409, 429, 5xx, Anthropic's ``overloaded_error``: see
+status that may pass (408, 409, 429, 5xx, Anthropic's ``overloaded_error``: the retry rule of
 ``ProviderError.retryable``). Waits grow exponentially with jitter; a ``Retry-After`` (or
 ``retry-after-ms``) header is honoured exactly, and one longer than ``Retry.max_wait`` is not
-waited for: the error is raised, ``retryable`` still true, for the caller to decide.
+waited for: the error is raised, ``retryable`` still true, for the caller to decide, and its
+message says so ("not retried: the server asked to wait 120 s, over max_wait=60").
+
+A call's ``deadline`` (``_deadline.py``) bounds all of it: each attempt's timeouts are cut to
+the time left, no wait runs past it, and the body's reads end at it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import random
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -28,7 +34,20 @@ from msgwire.errors import ProviderError, TransportError
 from msgwire.formats import http_error, request_id
 from msgwire.types import Dialect
 
-__all__ = ["AsyncBody", "AsyncClient", "Body", "Client", "Retry", "Timeout", "Transport", "request_id"]
+from ._deadline import Deadline, DeadlineExceeded
+
+__all__ = [
+    "AsyncBody",
+    "AsyncClient",
+    "Body",
+    "Client",
+    "Deadline",
+    "DeadlineExceeded",
+    "Retry",
+    "Timeout",
+    "Transport",
+    "request_id",
+]
 
 Client: TypeAlias = httpx.Client
 AsyncClient: TypeAlias = httpx.AsyncClient
@@ -124,10 +143,23 @@ async def _aread_error_body(response: httpx.Response) -> bytes:
     return bytes(data[:MAX_ERROR_BODY])
 
 
-def _gave_up(dialect: str, cause: httpx.HTTPError, attempts: int) -> TransportError:
+def _gave_up(dialect: str, cause: BaseException, attempts: int) -> TransportError:
     """No response came: the network's error (its ``__cause__``), after ``attempts`` tries."""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     return TransportError(f"{dialect}: the request failed{tries}: {type(cause).__name__}: {cause}", dialect=dialect)
+
+
+def _out_of_time(deadline: Deadline, cause: BaseException | None = None) -> DeadlineExceeded:
+    """The deadline's error, the network's (a timeout it shortened) as its cause."""
+    exceeded = deadline.exceeded()
+    exceeded.__cause__ = cause
+    return exceeded
+
+
+def _not_retried(error: ProviderError, why: str) -> ProviderError:
+    """``error``, its message saying why it was not retried although ``retryable``."""
+    error.args = (f"{error.args[0]} (not retried: {why})", *error.args[1:])
+    return error
 
 
 class Transport:
@@ -187,65 +219,112 @@ class Transport:
             self._async_client = None
 
     def _build(
-        self, client: httpx.Client | httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str]
+        self,
+        client: httpx.Client | httpx.AsyncClient,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        deadline: Deadline | None,
     ) -> httpx.Request:
         # A user's client keeps its own timeout unless one was given here.
         timeout = self._timeout_or_default() if self._timeout is not None or self._own_client else client.timeout
+        if deadline is not None:
+            timeout = _within(timeout, deadline.left())
         return client.build_request("POST", url, content=body, headers={**self.headers, **headers}, timeout=timeout)
 
     # --- sending -------------------------------------------------------------------------------
 
-    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
+    def send(
+        self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None = None
+    ) -> httpx.Response:
         """POST ``body`` and return the response as soon as its headers arrived (its body not
-        read: the caller streams it and must close it), retrying as ``Retry`` says. Raises
-        ``ProviderError`` for an HTTP error status, ``TransportError`` when no response came."""
+        read: the caller streams it and must close it), retrying as ``Retry`` says, within
+        ``deadline``. Raises ``ProviderError`` for an HTTP error status, ``TransportError`` when
+        no response came (``DeadlineExceeded`` its cause when the deadline passed)."""
         client = self.client
         for attempt in range(self.retry.max_retries + 1):
+            self._in_time(deadline, attempt)
             try:
-                response = client.send(self._build(client, url, body, headers), stream=True)
+                response = client.send(self._build(client, url, body, headers, deadline), stream=True)
             except _NETWORK_RETRYABLE as cause:
-                wait = self.retry.delay(attempt)
-                if wait is None:
-                    raise _gave_up(self.dialect, cause, attempt + 1) from cause
-                self._log(attempt, wait, f"{type(cause).__name__}: {cause}")
-                time.sleep(wait)
-                continue
+                wait = self._wait_after_failure(cause, attempt, deadline)
+                reason = f"{type(cause).__name__}: {cause}"
             except httpx.HTTPError as cause:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
-            if response.is_success:
-                return response
-            error = _error(response, _read_error_body(response), self.dialect)
-            wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
-            if wait is None:
-                raise error
-            self._log(attempt, wait, str(error))
+            else:
+                if response.is_success:
+                    return response
+                error = _error(response, _read_error_body(response), self.dialect)
+                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
+            self._log(attempt, wait, reason)
             time.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def asend(self, url: str, body: bytes, headers: Mapping[str, str]) -> httpx.Response:
-        """``send`` for asyncio."""
+    async def asend(
+        self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None = None
+    ) -> httpx.Response:
+        """``send`` for asyncio (an attempt is cancelled at the deadline)."""
         client = self.async_client
         for attempt in range(self.retry.max_retries + 1):
+            self._in_time(deadline, attempt)
             try:
-                response = await client.send(self._build(client, url, body, headers), stream=True)
-            except _NETWORK_RETRYABLE as cause:
-                wait = self.retry.delay(attempt)
-                if wait is None:
-                    raise _gave_up(self.dialect, cause, attempt + 1) from cause
-                self._log(attempt, wait, f"{type(cause).__name__}: {cause}")
-                await asyncio.sleep(wait)
-                continue
+                request = self._build(client, url, body, headers, deadline)
+                if deadline is None:
+                    response = await client.send(request, stream=True)
+                else:
+                    async with asyncio.timeout(deadline.left()):
+                        response = await client.send(request, stream=True)
+            except (*_NETWORK_RETRYABLE, TimeoutError) as cause:
+                wait = self._wait_after_failure(cause, attempt, deadline)
+                reason = f"{type(cause).__name__}: {cause}"
             except httpx.HTTPError as cause:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
-            if response.is_success:
-                return response
-            error = _error(response, await _aread_error_body(response), self.dialect)
-            wait = self.retry.delay(attempt, retry_after(response.headers)) if error.retryable else None
-            if wait is None:
-                raise error
-            self._log(attempt, wait, str(error))
+            else:
+                if response.is_success:
+                    return response
+                error = _error(response, await _aread_error_body(response), self.dialect)
+                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
+            self._log(attempt, wait, reason)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _in_time(self, deadline: Deadline | None, attempt: int) -> None:
+        if deadline is not None and deadline.passed():
+            exceeded = deadline.exceeded()
+            raise _gave_up(self.dialect, exceeded, attempt) from exceeded
+
+    def _wait_after_failure(self, cause: BaseException, attempt: int, deadline: Deadline | None) -> float:
+        """Seconds to wait before sending again after no response came; raises the
+        ``TransportError`` when there is no retry (the deadline's when it passed)."""
+        if deadline is not None and deadline.passed():
+            exceeded = _out_of_time(deadline, cause)
+            raise _gave_up(self.dialect, exceeded, attempt + 1) from exceeded
+        wait = self.retry.delay(attempt)
+        if wait is None:
+            raise _gave_up(self.dialect, cause, attempt + 1) from cause
+        if deadline is not None and wait >= deadline.left():
+            exceeded = _out_of_time(deadline, cause)
+            raise _gave_up(self.dialect, exceeded, attempt + 1) from exceeded
+        return wait
+
+    def _wait_after_status(
+        self, error: ProviderError, attempt: int, headers: Mapping[str, str], deadline: Deadline | None
+    ) -> float:
+        """Seconds to wait before sending again after an error status; raises ``error`` when
+        there is no retry, saying why when its wait is the reason (``Retry-After`` over
+        ``max_wait``, or past the deadline)."""
+        if not error.retryable or attempt >= self.retry.max_retries:
+            raise error
+        asked = retry_after(headers)
+        wait = self.retry.delay(attempt, asked)
+        if wait is None:  # the attempts are not spent: the server's wait is too long
+            raise _not_retried(error, f"the server asked to wait {asked:g} s, over max_wait={self.retry.max_wait:g}")
+        if deadline is not None and wait >= deadline.left():
+            left = max(0.0, deadline.left())
+            raise _not_retried(
+                error, f"waiting {wait:.3g} s would pass deadline={deadline.seconds:g} ({left:.3g} s left)"
+            )
+        return wait
 
     def _log(self, attempt: int, wait: float, reason: str) -> None:
         log.info(
@@ -259,43 +338,104 @@ class Transport:
         )
 
 
+def _within(timeout: httpx.Timeout, left: float) -> httpx.Timeout:
+    """``timeout`` with no wait longer than ``left`` seconds (a wait without limit included)."""
+    left = max(left, 0.001)  # httpx reads 0 as "no wait at all"; the deadline check comes first
+
+    def cut(seconds: float | None) -> float:
+        return left if seconds is None else min(seconds, left)
+
+    return httpx.Timeout(
+        connect=cut(timeout.connect), read=cut(timeout.read), write=cut(timeout.write), pool=cut(timeout.pool)
+    )
+
+
+def _shut_down(response: httpx.Response) -> None:
+    """Shut the socket of ``response`` down, which ends a read blocked on it in another thread
+    (an HTTP/2 connection is shared with other requests: it is left alone, and the read ends at
+    its timeout, which the deadline shortened)."""
+    if not response.http_version.startswith("HTTP/1"):
+        return
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):  # already closed
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's, under any TLS
+
+
 class Body:
     """The body of a streamed response as byte chunks for ``msgwire.Stream``: the response is
     closed when the chunks end or fail, and by ``close()`` (``Stream.close``) at once, even if
-    reading never started."""
+    reading never started. With a ``deadline``, no read runs past it: the error is then
+    ``DeadlineExceeded`` (its cause what the read raised)."""
 
-    __slots__ = ("response",)
+    __slots__ = ("deadline", "expired", "response", "watch")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
         self.response = response
+        self.deadline = deadline
+        self.expired = False
+        self.watch = deadline.watch(self._expire) if deadline is not None else None
+
+    def _expire(self) -> None:
+        """The deadline passed (the watch's thread): end the read in progress."""
+        self.expired = True
+        _shut_down(self.response)
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            yield from self.response.iter_bytes()
+            if self.deadline is None:
+                yield from self.response.iter_bytes()
+            else:
+                yield from self._pieces_in_time(self.deadline)
         finally:
-            self.response.close()
+            self.close()
+
+    def _pieces_in_time(self, deadline: Deadline) -> Iterator[bytes]:
+        pieces = self.response.iter_bytes()
+        while True:
+            deadline.check()  # a server sending keep-alives never lets a read time out
+            try:
+                piece = next(pieces)
+            except StopIteration:
+                return
+            except Exception as failure:
+                if self._ended_by_deadline():
+                    raise deadline.exceeded() from failure
+                raise
+            yield piece
+
+    def _ended_by_deadline(self) -> bool:
+        return self.deadline is not None and (self.expired or self.deadline.passed())
 
     def read_all(self) -> bytes:
         """The whole body (a non-streamed reply)."""
         try:
             return self.response.read()
+        except Exception as failure:
+            if self.deadline is not None and self._ended_by_deadline():
+                raise self.deadline.exceeded() from failure
+            raise
         finally:
-            self.response.close()
+            self.close()
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
         self.response.close()
 
 
 class AsyncBody:
-    """``Body`` for ``msgwire.AsyncStream``."""
+    """``Body`` for ``msgwire.AsyncStream`` (a read is cancelled at the deadline)."""
 
-    __slots__ = ("response",)
+    __slots__ = ("deadline", "response")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
         self.response = response
+        self.deadline = deadline
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._chunks()
+        return self._chunks() if self.deadline is None else self._chunks_in_time(self.deadline)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         try:
@@ -304,9 +444,30 @@ class AsyncBody:
         finally:
             await self.response.aclose()
 
+    async def _chunks_in_time(self, deadline: Deadline) -> AsyncIterator[bytes]:
+        pieces = self.response.aiter_bytes()
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(deadline.left()):
+                        piece = await anext(pieces)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError as cancelled:
+                    raise deadline.exceeded() from cancelled
+                yield piece
+        finally:
+            await self.response.aclose()
+
     async def read_all(self) -> bytes:
         try:
-            return await self.response.aread()
+            if self.deadline is None:
+                return await self.response.aread()
+            try:
+                async with asyncio.timeout(self.deadline.left()):
+                    return await self.response.aread()
+            except TimeoutError as cancelled:
+                raise self.deadline.exceeded() from cancelled
         finally:
             await self.response.aclose()
 

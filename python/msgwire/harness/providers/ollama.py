@@ -3,7 +3,7 @@ OpenAI-compatible ``/v1``, use ``OpenAI(base_url="http://localhost:11434/v1")``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from msgwire.types import Dialect, Request
 
@@ -26,10 +26,8 @@ class Ollama(HTTPProvider):
     default_base_url: ClassVar[str] = "http://127.0.0.1:11434"
     needs_api_key: ClassVar[bool] = False
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        if "://" not in self.base_url:  # OLLAMA_HOST is often just host:port
-            self.base_url = f"http://{self.base_url}"
+    def _normal_url(self, base_url: str) -> str:
+        return base_url if "://" in base_url else f"http://{base_url}"  # OLLAMA_HOST is often host:port
 
     def _url(self, model: str, stream: bool) -> str:
         return f"{self.base_url}/api/chat"

@@ -6,16 +6,28 @@ vLLM, Ollama's ``/v1``, llama.cpp's server, Groq, Mistral, DeepSeek, OpenRouter 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from msgwire.types import Dialect, Request, ToolCallIds
+from msgwire.stream import StreamOptions
+from msgwire.types import Dialect, Policy, Request, ToolCallIds
 
-from ._base import HTTPProvider, Problems
+from ._base import HTTPProvider, Problems, ProviderOptions
+from ._http import AsyncClient, Client, Retry, Timeout
 from .capabilities import Capabilities
 
-__all__ = ["OpenAI"]
+__all__ = ["OpenAI", "OpenAIOptions"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIOptions(ProviderOptions, total=False):
+    """The constructor options of ``OpenAI``: every provider's and its own."""
+
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None
+    include_usage: bool
+    system_role: Literal["system", "developer"]
+    tool_call_ids: ToolCallIds | None
 
 
 class OpenAI(HTTPProvider):
@@ -41,13 +53,41 @@ class OpenAI(HTTPProvider):
     def __init__(
         self,
         *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | Timeout | None = None,
+        deadline: float | None = None,
+        max_retries: int = 2,
+        retry: Retry | None = None,
+        client: Client | None = None,
+        async_client: AsyncClient | None = None,
+        capabilities: Mapping[str, Capabilities] | None = None,
+        policy: Policy | None = None,
+        stream_options: StreamOptions | None = None,
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None,
         include_usage: bool = True,
         system_role: Literal["system", "developer"] = "system",
         tool_call_ids: ToolCallIds | None = None,
-        **options: Any,
     ) -> None:
-        super().__init__(**options)
+        # The common options spelled out (not **options) so that type checkers and editors know
+        # them; tests/harness/providers/test_providers_options.py keeps them HTTPProvider's.
+        super().__init__(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            timeout=timeout,
+            deadline=deadline,
+            max_retries=max_retries,
+            retry=retry,
+            client=client,
+            async_client=async_client,
+            capabilities=capabilities,
+            policy=policy,
+            stream_options=stream_options,
+        )
         if max_tokens_field is None:
             official = self.base_url == OPENAI_BASE_URL
             max_tokens_field = "max_completion_tokens" if official else "max_tokens"

@@ -21,7 +21,7 @@ from .approval import (
 )
 from .policy import ApprovalPolicy, check_policy
 from .registry import BaseTool, ExecutorTool, FunctionTool, ToolContext, ToolExecutor, ToolRegistry, tool
-from .results import ToolFailure, ToolOutput
+from .results import FailureText, ToolFailure, ToolOutput
 from .run import ToolRunner
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "DecisionRecord",
     "Deny",
     "ExecutorTool",
+    "FailureText",
     "FunctionTool",
     "Recorder",
     "ToolContext",

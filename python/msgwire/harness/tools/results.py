@@ -8,7 +8,10 @@ Two kinds of failure, as the seed system defines them:
 - **infrastructure**: the tool could not do its job at all: it raised another exception, timed
   out, does not exist, or got arguments that do not fit its schema. The model sees a short
   message in ``content`` (what happened, never a traceback); ``error`` keeps the whole story
-  (``message`` in full, ``traceback``), which msgwire's request writers never send.
+  (``message`` in full, ``traceback``), which msgwire's request writers never send. What the
+  model is told of an exception is the runner's ``failure_text`` (``FailureText``): its type
+  and the first line of its message by default, its type only, or a function's words, since
+  an exception's message may hold paths, SQL or credentials.
 
 ``error.recoverable`` says whether trying again can succeed: true for an exception (the model may
 retry or take another way; an exception carrying a ``recoverable`` attribute decides for itself),
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import traceback
+from collections.abc import Callable
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -33,6 +37,7 @@ from msgwire.errors import MsgwireError
 
 __all__ = [
     "FailureKind",
+    "FailureText",
     "ToolFailure",
     "ToolOutput",
     "denied",
@@ -43,6 +48,13 @@ __all__ = [
 ]
 
 FailureKind = Literal["exception", "timeout", "unknown_tool", "invalid_arguments"]
+FailureText = Literal["message", "type"] | Callable[[str, BaseException], str]
+"""What the model is told when a tool raises (``ToolRunner(failure_text=...)``; ``ToolFailure``
+text always goes as written): ``"message"`` (the default), ``Tool 'x' failed: KeyError: 'k'``,
+the exception's type and the first line of its message; ``"type"``, ``Tool 'x' failed:
+KeyError``, its type only; or a function ``(tool name, exception) -> text`` (a text it cannot
+give, or an exception it raises, falls back to the type only). ``error.message`` keeps the
+exception in full either way, for the trail, never sent."""
 
 _SHORT = 300  # the longest exception text the model is shown
 
@@ -182,6 +194,32 @@ def exception_summary(tool: str, exc: BaseException) -> str:
     if len(text) > _SHORT:
         text = text[: _SHORT - 1] + "…"
     return f"Tool {tool!r} failed: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def check_failure_text(failure_text: object) -> FailureText:
+    """``failure_text`` if it is one (a ``TypeError`` that says what it takes otherwise)."""
+    if failure_text in ("message", "type") or callable(failure_text):
+        return failure_text
+    raise TypeError(
+        f"failure_text is 'message', 'type' or a function (tool name, exception) -> text, got {failure_text!r}"
+    )
+
+
+def exception_text(tool: str, exc: BaseException, failure_text: FailureText) -> tuple[str, str | None]:
+    """What the model is told of ``exc`` (``FailureText``), and why the runner's function gave
+    no text when it did not (for ``error.message``)."""
+    if failure_text == "message":
+        return exception_summary(tool, exc), None
+    only_type = f"Tool {tool!r} failed: {type(exc).__name__}"
+    if failure_text == "type":
+        return only_type, None
+    try:
+        text = failure_text(tool, exc)
+    except Exception as failed:
+        return only_type, f"failure_text raised {exception_detail(failed)}"
+    if not isinstance(text, str) or not text.strip():
+        return only_type, f"failure_text gave {text!r}, not a text"
+    return text, None
 
 
 def denied(call: ToolCallBlock, reason: str | None) -> ToolResultMessage:

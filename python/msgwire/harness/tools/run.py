@@ -103,6 +103,10 @@ class ToolRunner:
     ``deps``: handed to tools through ``ToolContext.deps``.
     ``threads``: the pool sync tools run in (by default the one every runner shares); a pool
     given here is yours to shut down.
+    ``failure_text``: what the model is told when a tool raises (``results.FailureText``:
+    ``"message"``, the default, its type and message's first line; ``"type"``, its type only;
+    or a function ``(tool name, exception) -> text``), since an exception's message may hold
+    paths, SQL or credentials. ``ToolFailure`` text always goes as written.
     """
 
     def __init__(
@@ -114,6 +118,7 @@ class ToolRunner:
         timeout: float | None = None,
         deps: Any = None,
         threads: ThreadPoolExecutor | None = None,
+        failure_text: _results.FailureText = "message",
     ) -> None:
         if not isinstance(registry, ToolRegistry):
             raise TypeError(f"a ToolRunner runs the tools of a ToolRegistry, got {type(registry).__name__}")
@@ -124,6 +129,7 @@ class ToolRunner:
         self.limit = limit
         self.timeout = timeout
         self.deps = deps
+        self.failure_text = _results.check_failure_text(failure_text)
         self._pool = threads
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -371,13 +377,14 @@ class ToolRunner:
                     call, "timeout", short, exc=exc, started_at=started_at, duration_ms=duration
                 )
                 return _audited(timed_out, call, job.fingerprint, "timeout")
-            short = _results.exception_summary(call.name, exc)
+            short, unsaid = _results.exception_text(call.name, exc, self.failure_text)
+            detail = _results.exception_detail(exc) + (f" ({unsaid})" if unsaid else "")
             recoverable = getattr(exc, "recoverable", True)
             crashed = _results.infrastructure_failure(
                 call,
                 "exception",
                 short,
-                detail=_results.exception_detail(exc),
+                detail=detail,
                 exc=exc,
                 recoverable=recoverable if isinstance(recoverable, bool) else True,
                 started_at=started_at,

@@ -23,6 +23,7 @@ PARTS = ("tools", "providers", "store", "resources")
 # optional library -> the modules (relative to the package) allowed to import it
 OPTIONAL = {
     "httpx": {"harness/providers/_http.py", "harness/resources/images.py", "sse.py"},
+    "aiohttp": {"harness/providers/_aiohttp.py"},
     "psycopg": {"harness/store/postgres.py"},
     "tesserocr": {"harness/resources/ocr.py"},
     "pytesseract": {"harness/resources/ocr.py"},

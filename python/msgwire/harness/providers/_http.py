@@ -1,5 +1,7 @@
 """HTTP for the providers, the one module that imports httpx: the clients, retries, and HTTP
-error responses as ``msgwire.ProviderError``.
+error responses as ``msgwire.ProviderError``. Sync calls go through an ``httpx.Client``; async
+calls through aiohttp (``_aiohttp.py``, loaded on the first async call) unless the provider was
+given an ``httpx.AsyncClient``, which is then used as it is.
 
 Retries happen only before the first byte of a reply's body, so a request is never sent twice
 once the model has started answering: a network failure before any response (the connection
@@ -25,7 +27,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import httpx
 import msgspec
@@ -35,10 +37,15 @@ from msgwire.formats import http_error, request_id
 from msgwire.types import Dialect
 
 from ._deadline import Deadline, DeadlineExceeded
+from ._failures import NetworkFailure, RequestFailure
+
+if TYPE_CHECKING:
+    from ._aiohttp import AioClient
 
 __all__ = [
     "AsyncBody",
     "AsyncClient",
+    "AsyncResponse",
     "Body",
     "Client",
     "Deadline",
@@ -62,7 +69,24 @@ MAX_ERROR_BODY = 64 * 1024
 
 # Failures of a request before any response arrived: sending it again is safe. (An invalid URL
 # or a local protocol error would fail the same way again.)
-_NETWORK_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_NETWORK_RETRYABLE = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError, NetworkFailure)
+_NOT_SENT = (httpx.HTTPError, RequestFailure)
+
+
+class AsyncResponse(Protocol):
+    """What the transport reads of an async response (an httpx one, or ``_aiohttp.AioResponse``)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def reason_phrase(self) -> str: ...
+    @property
+    def is_success(self) -> bool: ...
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+    async def aread(self) -> bytes: ...
+    async def aclose(self) -> None: ...
 
 
 class Retry(msgspec.Struct, frozen=True, kw_only=True):
@@ -109,7 +133,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error(response: httpx.Response, body: bytes, dialect: Dialect) -> ProviderError:
+def _error(response: httpx.Response | AsyncResponse, body: bytes, dialect: Dialect) -> ProviderError:
     """The ``ProviderError`` of an HTTP error response (``msgwire.formats.http_error``: the
     provider's own words from its error body, else the body's start)."""
     return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase)
@@ -129,14 +153,14 @@ def _read_error_body(response: httpx.Response) -> bytes:
     return bytes(data[:MAX_ERROR_BODY])
 
 
-async def _aread_error_body(response: httpx.Response) -> bytes:
+async def _aread_error_body(response: AsyncResponse) -> bytes:
     data = bytearray()
     try:
         async for chunk in response.aiter_bytes():
             data += chunk
             if len(data) >= MAX_ERROR_BODY:
                 break
-    except httpx.HTTPError:
+    except Exception:
         pass
     finally:
         await response.aclose()
@@ -183,7 +207,7 @@ class Transport:
         self._client = client
         self._async_client = async_client
         self._own_client = client is None
-        self._own_async_client = async_client is None
+        self._aio: AioClient | None = None  # made on the first async call without a client given
         self._lock = threading.Lock()  # threads sharing a provider share one client
 
     # --- clients -----------------------------------------------------------------------------
@@ -201,11 +225,17 @@ class Transport:
             return self._client
 
     @property
-    def async_client(self) -> httpx.AsyncClient:
+    def async_client(self) -> httpx.AsyncClient | None:
+        """The ``httpx.AsyncClient`` given (``None``: async calls go through aiohttp)."""
+        return self._async_client
+
+    def _aiohttp(self) -> AioClient:
         with self._lock:
-            if self._async_client is None:
-                self._async_client = httpx.AsyncClient(timeout=self._timeout_or_default())
-            return self._async_client
+            if self._aio is None:
+                from ._aiohttp import AioClient  # aiohttp, loaded by the first async call
+
+                self._aio = AioClient()
+            return self._aio
 
     def close(self) -> None:
         if self._own_client and self._client is not None:
@@ -214,9 +244,8 @@ class Transport:
 
     async def aclose(self) -> None:
         self.close()
-        if self._own_async_client and self._async_client is not None:
-            await self._async_client.aclose()
-            self._async_client = None
+        if self._aio is not None:
+            await self._aio.aclose()
 
     def _build(
         self,
@@ -262,22 +291,20 @@ class Transport:
 
     async def asend(
         self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None = None
-    ) -> httpx.Response:
+    ) -> AsyncResponse:
         """``send`` for asyncio (an attempt is cancelled at the deadline)."""
-        client = self.async_client
         for attempt in range(self.retry.max_retries + 1):
             self._in_time(deadline, attempt)
             try:
-                request = self._build(client, url, body, headers, deadline)
                 if deadline is None:
-                    response = await client.send(request, stream=True)
+                    response = await self._attempt(url, body, headers, deadline)
                 else:
                     async with asyncio.timeout(deadline.left()):
-                        response = await client.send(request, stream=True)
+                        response = await self._attempt(url, body, headers, deadline)
             except (*_NETWORK_RETRYABLE, TimeoutError) as cause:
                 wait = self._wait_after_failure(cause, attempt, deadline)
                 reason = f"{type(cause).__name__}: {cause}"
-            except httpx.HTTPError as cause:
+            except _NOT_SENT as cause:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
             else:
                 if response.is_success:
@@ -287,6 +314,20 @@ class Transport:
             self._log(attempt, wait, reason)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _attempt(
+        self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None
+    ) -> AsyncResponse:
+        """One async request: through the ``httpx.AsyncClient`` given, else aiohttp."""
+        client = self._async_client
+        if client is not None:
+            return await client.send(self._build(client, url, body, headers, deadline), stream=True)
+        timeout = self._timeout_or_default()
+        if deadline is not None:
+            timeout = _within(timeout, deadline.left())
+        return await self._aiohttp().send(
+            url, body, {**self.headers, **headers}, connect=timeout.connect, read=timeout.read
+        )
 
     def _in_time(self, deadline: Deadline | None, attempt: int) -> None:
         if deadline is not None and deadline.passed():
@@ -430,7 +471,7 @@ class AsyncBody:
 
     __slots__ = ("deadline", "response")
 
-    def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
+    def __init__(self, response: AsyncResponse, deadline: Deadline | None = None) -> None:
         self.response = response
         self.deadline = deadline
 

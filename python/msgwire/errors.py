@@ -195,17 +195,26 @@ class ProviderError(StreamError):
       an error inside a 200 stream or a body read on its own);
     - ``request_id``: the provider's request id header (``x-request-id``, ``request-id``...), for
       its support;
+    - ``code``: the error object's own ``code`` when it has one beside its ``type`` (OpenAI's
+      ``rate_limit_exceeded`` with a ``type`` of ``tokens``; LiteLLM's ``"500"``);
     - ``retryable``: whether sending the same request again may succeed (the retry rule, below).
     """
 
     kind = "provider"
 
     def __init__(
-        self, message: str, *, status: int | None = None, request_id: str | None = None, **fields: Any
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        request_id: str | None = None,
+        code: str | None = None,
+        **fields: Any,
     ) -> None:
         super().__init__(message, **fields)
         self.status = status
         self.request_id = request_id
+        self.code = code
 
     @property
     def retryable(self) -> bool:
@@ -225,22 +234,18 @@ class ProviderError(StreamError):
           read as that status;
 
         never ``insufficient_quota`` (``FINAL_TYPES``: OpenAI's 429 for a spent balance, which
-        no wait fixes). The error type is what the wire layer reads of the error object: its
-        ``type``, else its ``status``, else its ``code``.
+        no wait fixes). The words read are the error object's ``type`` (else its ``status``, else
+        its ``code``: ``error_type``) and its ``code`` beside it: either one decides.
 
         Who retries: a provider's transport before the first byte of a reply (``Retry``: backoff
         with jitter, ``Retry-After``); ``Agent(retries=N)`` after it, sending the failed call
         again whole."""
-        error_type = self.error_type
-        if error_type in FINAL_TYPES:
+        words = [w for w in (self.error_type, self.code) if w is not None]
+        if any(w in FINAL_TYPES for w in words):
             return False
         if self.status is not None and _retryable_status(self.status):
             return True
-        if error_type is None:
-            return False
-        if _STATUS.fullmatch(error_type):
-            return _retryable_status(int(error_type))
-        return error_type in RETRYABLE_TYPES
+        return any(_retryable_status(int(w)) if _STATUS.fullmatch(w) else w in RETRYABLE_TYPES for w in words)
 
 
 class TruncatedStreamError(StreamError):

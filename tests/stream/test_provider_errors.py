@@ -162,23 +162,34 @@ def test_the_rule_for_an_http_status(status: int, error_type: str | None, retrya
     assert error.retryable is retryable
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rust/core's provider_error keeps one word of the error object (type, else status, else code): "
-    "OpenAI's rate limit type 'tokens' hides its code 'rate_limit_exceeded', and LiteLLM's type null "
-    "becomes 'null', hiding its code '500'. The core would need to carry the code to Python.",
-)
 @pytest.mark.parametrize(
-    "error",
+    ("error", "error_type", "code", "retryable"),
     [
-        b'{"message": "Rate limit reached", "type": "tokens", "param": null, "code": "rate_limit_exceeded"}',
-        b'{"message": "upstream failed", "type": null, "param": null, "code": "500"}',
+        (
+            b'{"message": "Rate limit", "type": "tokens", "param": null, "code": "rate_limit_exceeded"}',
+            "tokens",
+            "rate_limit_exceeded",
+            True,
+        ),
+        (b'{"message": "upstream failed", "type": null, "param": null, "code": "500"}', "500", "500", True),
+        (b'{"message": "upstream failed", "type": "None", "code": 502}', "502", "502", True),
+        (
+            b'{"message": "no money", "type": "tokens", "code": "insufficient_quota"}',
+            "tokens",
+            "insufficient_quota",
+            False,
+        ),
+        (b'{"message": "bad", "type": "invalid_request_error", "code": null}', "invalid_request_error", None, False),
     ],
 )
-def test_an_in_band_code_beside_a_type_reaches_the_rule(error: bytes) -> None:
+def test_an_in_band_code_beside_a_type_reaches_the_rule(
+    error: bytes, error_type: str, code: str | None, retryable: bool
+) -> None:
+    """The error object's code travels beside its type (JSON null and LiteLLM's "None" are no
+    value), and either one decides the retry rule."""
     with pytest.raises(ProviderError) as failure:
         msgwire.assemble(chat(error), "openai")
-    assert failure.value.retryable
+    assert (failure.value.error_type, failure.value.code, failure.value.retryable) == (error_type, code, retryable)
 
 
 # --- an HTTP error body framed as server-sent events -----------------------------------------------

@@ -26,7 +26,7 @@ pub enum ErrorKind {
     /// `max_depth`): the input is refused rather than buffered without bound.
     Limit { name: &'static str, limit: usize },
     /// The provider reported an error inside the stream (`event: error`, an `error` object).
-    Provider { error_type: String, message: String },
+    Provider { error_type: String, message: String, code: Option<String> },
     /// The stream ended before the provider's terminal marker (`[DONE]`, `message_stop`, ...).
     Truncated { detail: String },
     /// JSON that breaks the grammar (RFC 8259); which rule is in [`JsonSyntax`].
@@ -154,8 +154,19 @@ impl Error {
     }
 
     pub fn provider(error_type: impl Into<String>, message: impl Into<String>, offset: u64) -> Self {
-        let kind = ErrorKind::Provider { error_type: error_type.into(), message: message.into() };
+        let kind = ErrorKind::Provider { error_type: error_type.into(), message: message.into(), code: None };
         Self { kind, offset: usize::try_from(offset).ok() }
+    }
+
+    /// The same provider error with the error object's own `code` (OpenAI's
+    /// `rate_limit_exceeded` beside a `type` of `tokens`; LiteLLM's `"500"`), which the retry
+    /// rule reads too.
+    #[must_use]
+    pub fn with_code(mut self, code: Option<String>) -> Self {
+        if let ErrorKind::Provider { code: slot, .. } = &mut self.kind {
+            *slot = code;
+        }
+        self
     }
 
     pub fn truncated(detail: impl Into<String>, offset: u64) -> Self {
@@ -205,7 +216,9 @@ impl fmt::Display for Error {
             ErrorKind::Usage { detail } => write!(f, "{detail}")?,
             ErrorKind::Write { detail } => write!(f, "cannot write JSON: {detail}")?,
             ErrorKind::Limit { name, limit } => write!(f, "{name} exceeded: more than {limit} bytes")?,
-            ErrorKind::Provider { error_type, message } => write!(f, "the provider reported {error_type}: {message}")?,
+            ErrorKind::Provider { error_type, message, .. } => {
+                write!(f, "the provider reported {error_type}: {message}")?;
+            }
             ErrorKind::Truncated { detail } => write!(f, "the stream ended early: {detail}")?,
             ErrorKind::JsonSyntax(syntax) => write!(f, "JSON is malformed: {syntax}")?,
             ErrorKind::JsonTooDeep { max_depth } => write!(f, "JSON deeper than {max_depth}")?,

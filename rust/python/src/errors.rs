@@ -83,9 +83,10 @@ pub fn stream_error(py: Python<'_>, err: &Error, dialect: &str, position: Option
         k.set_item("offset", err.offset.map(|o| o as u64).or(position))?;
         k.set_item("kind", err.code())?;
         match &err.kind {
-            ErrorKind::Provider { error_type, message } => {
+            ErrorKind::Provider { error_type, message, code } => {
                 k.set_item("error_type", error_type)?;
                 k.set_item("provider_message", message)?;
+                k.set_item("code", code.as_deref())?;
             }
             ErrorKind::Limit { name, limit } => {
                 k.set_item("limit_name", *name)?;
@@ -112,10 +113,11 @@ pub fn response_error(py: Python<'_>, err: &ResponseError) -> PyErr {
     let filled = kwargs(py, |k| {
         k.set_item("offset", err.error.offset)?;
         k.set_item("kind", err.error.code())?;
-        if let ErrorKind::Provider { error_type, message } = &err.error.kind {
+        if let ErrorKind::Provider { error_type, message, code } = &err.error.kind {
             k.set_item("dialect", err.dialect.as_str())?;
             k.set_item("error_type", error_type)?;
             k.set_item("provider_message", message)?;
+            k.set_item("code", code.as_deref())?;
         } else {
             k.set_item("path", err.path.as_deref())?;
         }

@@ -183,17 +183,25 @@ pub(crate) fn parse<'a, T: Deserialize<'a>>(data: &'a str, builder: &Builder) ->
 /// The error a provider put inside its stream, from the common `{"error": {...}}` shapes
 /// (`error` an object with `type`/`code` and `message`, or a plain string).
 pub(crate) fn provider_error(error: &serde_json::Value, builder: &Builder) -> Error {
-    let field =
-        |name: &str| error.get(name).and_then(|v| v.as_str().map(str::to_owned).or_else(|| Some(v.to_string())));
-    let (error_type, message) = match error {
-        serde_json::Value::String(text) => ("error".to_owned(), text.clone()),
+    // A field as text: a string as it is, a number as written; JSON null (and LiteLLM's "None")
+    // is no value at all.
+    let field = |name: &str| {
+        error
+            .get(name)
+            .filter(|v| !v.is_null())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+            .filter(|text| text != "None")
+    };
+    let (error_type, message, code) = match error {
+        serde_json::Value::String(text) => ("error".to_owned(), text.clone(), None),
         _ => (
             // Gemini's `status` (`RESOURCE_EXHAUSTED`) says more than its numeric `code`.
             field("type").or_else(|| field("status")).or_else(|| field("code")).unwrap_or_else(|| "error".to_owned()),
             field("message").unwrap_or_else(|| error.to_string()),
+            field("code"),
         ),
     };
-    Error::provider(error_type, message, builder.offset())
+    Error::provider(error_type, message, builder.offset()).with_code(code)
 }
 
 /// A provider block msgwire has no type for, kept whole: wrapped as

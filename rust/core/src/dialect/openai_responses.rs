@@ -318,10 +318,7 @@ impl Dialect for OpenAiResponses {
                 let error = payload.response.and_then(|r| r.error).unwrap_or(serde_json::Value::Null);
                 return Err(provider_error(&error, builder));
             }
-            "error" => {
-                let error_type = payload.code.as_deref().unwrap_or("error");
-                return Err(Error::provider(error_type, payload.message.as_deref().unwrap_or(""), builder.offset()));
-            }
+            "error" => return Err(event_error(&payload, builder)),
             _ => {} // done-events that repeat what deltas said, annotations, newer event types
         }
         Ok(())
@@ -482,6 +479,13 @@ impl OpenAiResponses {
 }
 
 /// The thinking block of a reasoning item (with the item's id), created on first use.
+/// The provider error of an `error` event: its `code` (the error's type word) and `message`.
+fn event_error(payload: &Payload<'_>, builder: &Builder) -> Error {
+    let error_type = payload.code.as_deref().unwrap_or("error");
+    let message = payload.message.as_deref().unwrap_or("");
+    Error::provider(error_type, message, builder.offset()).with_code(payload.code.as_deref().map(str::to_owned))
+}
+
 fn thinking_block(block: &mut Option<usize>, item_id: &str, builder: &mut Builder) -> usize {
     *block.get_or_insert_with(|| {
         let block = builder.new_thinking();

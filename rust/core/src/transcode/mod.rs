@@ -100,7 +100,7 @@ pub(crate) use crate::request::json_object_arguments;
 /// The error type and message a target's error frame carries.
 pub(crate) fn error_parts(error: &Error) -> (&str, String) {
     match &error.kind {
-        ErrorKind::Provider { error_type, message } => (error_type, message.clone()),
+        ErrorKind::Provider { error_type, message, .. } => (error_type, message.clone()),
         ErrorKind::Truncated { .. } => ("stream_truncated", error.to_string()),
         ErrorKind::Limit { .. } => ("stream_limit_exceeded", error.to_string()),
         _ => ("malformed_stream", error.to_string()),

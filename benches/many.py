@@ -90,7 +90,7 @@ async def _openai_agents(url: str, n: int, sample: Sample) -> None:
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
-    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=600.0)  # 600 s for every phase
     agent = Agent(
         name="bench",
         model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client),
@@ -108,11 +108,13 @@ async def _openai_agents(url: str, n: int, sample: Sample) -> None:
 
 
 async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
+    from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(base_url=url, api_key="sk-bench")), tools=[lookup])
+    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=600.0)  # as for openai-agents
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)), tools=[lookup])
 
     async def drain(_context: Any, events: Any) -> None:
         async for _ in events:
@@ -228,7 +230,10 @@ def measure(name: str, url: str, n: int) -> dict[str, Any]:
     sample = Sample()
     gc.collect()
     cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(ENTRIES[name](url, n, sample))
+    try:
+        asyncio.run(ENTRIES[name](url, n, sample))
+    except Exception as exc:  # a peer that fails at this size is a result too
+        return {"entry": name, "n": n, "failed": f"{type(exc).__name__}: {exc}"}
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     out: dict[str, Any] = {"entry": name, "n": n, "cpu_ms_per_run": cpu / n * 1000, "wall_s": wall}
     out["runs_per_s"] = n / wall

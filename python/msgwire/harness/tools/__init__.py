@@ -20,7 +20,7 @@ from .approval import (
     fingerprint,
 )
 from .policy import ApprovalPolicy, check_policy
-from .registry import BaseTool, ExecutorTool, FunctionTool, ToolContext, ToolExecutor, ToolRegistry, tool
+from .registry import BaseTool, ExecutorTool, FunctionTool, ToolContext, ToolExecutor, ToolOptions, ToolRegistry, tool
 from .results import FailureText, ToolFailure, ToolOutput
 from .run import ToolRunner
 
@@ -41,6 +41,7 @@ __all__ = [
     "ToolContext",
     "ToolExecutor",
     "ToolFailure",
+    "ToolOptions",
     "ToolOutput",
     "ToolRegistry",
     "ToolRunner",

@@ -27,7 +27,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Generic, ParamSpec, Protocol, Self, TypeVar, overload
+from typing import Any, Generic, ParamSpec, Protocol, Self, TypedDict, TypeVar, Unpack, overload
 
 import msgspec
 
@@ -36,7 +36,16 @@ from msgwire import Tool, ToolCallBlock
 from .policy import ApprovalPolicy, check_policy
 from .schema import ArgumentsModel, arguments_model
 
-__all__ = ["BaseTool", "ExecutorTool", "FunctionTool", "ToolContext", "ToolExecutor", "ToolRegistry", "tool"]
+__all__ = [
+    "BaseTool",
+    "ExecutorTool",
+    "FunctionTool",
+    "ToolContext",
+    "ToolExecutor",
+    "ToolOptions",
+    "ToolRegistry",
+    "tool",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -210,42 +219,31 @@ class ExecutorTool(BaseTool):
         return self.executor.execute(self.name, arguments)
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options of ``@tool(...)`` and ``@registry.tool(...)`` (``FunctionTool``'s): ``name``
+    (the function's), ``description`` (from the docstring), ``policy`` (``"auto"``), ``timeout``
+    (``None``: the runner's), ``concurrency_safe`` (``True``), ``describe_returns`` (``True``)."""
+
+    name: str | None
+    description: str | None
+    policy: ApprovalPolicy
+    timeout: float | None
+    concurrency_safe: bool
+    describe_returns: bool
+
+
 @overload
 def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
 @overload
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    policy: ApprovalPolicy = "auto",
-    timeout: float | None = None,
-    concurrency_safe: bool = True,
-    describe_returns: bool = True,
-) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
-def tool(
-    fn: Callable[P, R] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    policy: ApprovalPolicy = "auto",
-    timeout: float | None = None,
-    concurrency_safe: bool = True,
-    describe_returns: bool = True,
+    fn: Callable[P, R] | None = None, /, **options: Unpack[ToolOptions]
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """``@tool`` or ``@tool(policy="ask", timeout=30, concurrency_safe=False, ...)``: a
     ``FunctionTool`` with its ``.spec`` (``msgwire.Tool``) from the signature and docstring."""
 
     def make(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(
-            f,
-            name=name,
-            description=description,
-            policy=policy,
-            timeout=timeout,
-            concurrency_safe=concurrency_safe,
-            describe_returns=describe_returns,
-        )
+        return FunctionTool(f, **options)
 
     return make(fn) if fn is not None else make
 
@@ -304,40 +302,15 @@ class ToolRegistry:
     @overload
     def tool(self, fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
     @overload
-    def tool(
-        self,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        policy: ApprovalPolicy = "auto",
-        timeout: float | None = None,
-        concurrency_safe: bool = True,
-        describe_returns: bool = True,
-    ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+    def tool(self, **options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
     def tool(  # no `/` here: mypy rejects it in an overloaded method's implementation
-        self,
-        fn: Callable[P, R] | None = None,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        policy: ApprovalPolicy = "auto",
-        timeout: float | None = None,
-        concurrency_safe: bool = True,
-        describe_returns: bool = True,
+        self, fn: Callable[P, R] | None = None, **options: Unpack[ToolOptions]
     ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
         """``@registry.tool`` / ``@registry.tool(policy="ask", ...)``: ``@tool`` with the same
         options, registered here; the decorated name is the registered ``FunctionTool``."""
 
         def register(f: Callable[P, R]) -> FunctionTool[P, R]:
-            made = FunctionTool(
-                f,
-                name=name,
-                description=description,
-                policy=policy,
-                timeout=timeout,
-                concurrency_safe=concurrency_safe,
-                describe_returns=describe_returns,
-            )
+            made = FunctionTool(f, **options)
             self._register(made)
             return made
 

@@ -140,12 +140,16 @@ async def _floor(url: str, n: int, sample: Sample) -> None:
         writer.write(b"POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
         await reader.readuntil(b"\r\n\r\n")
         decoder = msgwire.Decoder("openai")
+        state: dict[str, int] = {}
         while True:
             size = int((await reader.readuntil(b"\r\n"))[:-2], 16)
             chunk = await reader.readexactly(size + 2)
             if size == 0:
                 break
-            decoder.feed(chunk[:-2])
+            for event in decoder.feed(chunk[:-2]):
+                took = _first_token(event, state)
+                if took is not None:
+                    sample.ttft.append(took)
         decoder.finish()
 
     async def one() -> None:

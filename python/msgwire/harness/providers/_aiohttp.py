@@ -56,9 +56,8 @@ class AioResponse:
     def is_success(self) -> bool:
         return 200 <= self._response.status < 300
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        async for chunk in self._response.content.iter_any():
-            yield chunk
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        return self._response.content.iter_any()  # aiohttp's own iterator: no layer of ours per chunk
 
     async def aread(self) -> bytes:
         return await self._response.read()

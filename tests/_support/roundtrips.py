@@ -8,6 +8,10 @@ first); bytes a client sends while it has not heard back belong to the same flig
 the kernel splits them. The server's words are held back ``delay`` seconds (what a network
 would do), and whatever the client sent meanwhile joins the flight before they are passed on:
 a client that did not wait for them is not counted twice.
+
+``lose_commit_reply()``: the next reply that reports a ``COMMIT`` is read whole (up to the
+server's ReadyForQuery: the transaction is stored) and not passed on; the client's connection is
+closed instead, as a network that fails at that moment would (a reply lost after the commit).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ class RoundTrips:
         self._lock = threading.Lock()
         self._flights = 0
         self._closed = threading.Event()
+        self._lose_commit = threading.Event()
+        self.lost_replies = 0  # replies lose_commit_reply() kept from their client
         self._threads: list[threading.Thread] = []
         self._accepting = threading.Thread(target=self._accept, name="relay-accept", daemon=True)
         self._accepting.start()
@@ -50,6 +56,10 @@ class RoundTrips:
         """Flights so far, every connection's."""
         with self._lock:
             return self._flights
+
+    def lose_commit_reply(self) -> None:
+        """Keep the next reply that reports a ``COMMIT`` from its client (see the module docs)."""
+        self._lose_commit.set()
 
     def url(self, options: str | None = None) -> str:
         """A ``postgresql://`` URL to the server through this relay."""
@@ -113,12 +123,40 @@ class RoundTrips:
                                     self._flights += 1
                             heard_back = False
                         else:
+                            if self._lose_commit.is_set():
+                                kept = self._unless_commit(upstream, data)
+                                if kept is None:
+                                    return  # closes the client's connection, the reply unsent
+                                data = kept
                             time.sleep(self.delay)
                             upstream.sendall(_pending(client))  # sent before hearing this: the same flight
                             heard_back = True
                         key.data.sendall(data)
                     except OSError:
                         return
+
+    def _unless_commit(self, upstream: socket.socket, data: bytes) -> bytes | None:
+        """The reply beginning with ``data``, read whole (up to ReadyForQuery: everything
+        before it was executed); ``None`` when it reports a ``COMMIT`` and is to be lost."""
+        reply = data
+        while not _ready_for_query(reply):
+            more = upstream.recv(1 << 16)
+            if not more:
+                break
+            reply += more
+        if b"C\x00\x00\x00\x0bCOMMIT\x00" not in reply:
+            return reply
+        with self._lock:
+            if not self._lose_commit.is_set():
+                return reply
+            self._lose_commit.clear()
+            self.lost_replies += 1
+        return None
+
+
+def _ready_for_query(reply: bytes) -> bool:
+    """Whether ``reply`` ends with the server's ReadyForQuery (idle: the transaction ended)."""
+    return reply.endswith((b"Z\x00\x00\x00\x05I", b"Z\x00\x00\x00\x05E", b"Z\x00\x00\x00\x05T"))
 
 
 def _pending(sock: socket.socket) -> bytes:

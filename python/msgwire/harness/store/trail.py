@@ -131,20 +131,20 @@ class TrailTables(SQLBase):
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
         one and every draft may be new, else (or when the database refused it) the careful way."""
         assumed = self._heads.get(conversation_id) if self._assume_heads and drafts else None
-        # Nothing to read first: no entries since `after`, and no retried entry id to look for.
+        # Nothing to read first (no entries since `after`, no stored message to update), and an
+        # attempt refused, or lost with its outcome unknown, is found again the careful way if
+        # it was stored after all: among the entries since `after`, or (every draft a new
+        # message) by its messages' rows, keyed by message id, else by entry id.
         if (
             assumed is not None
-            and (after == assumed.seq or (after is None and fresh))
             and all(d.how != "update" for d in drafts)
+            and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
         ):
             committed = self._run_once(
                 lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
             )
             if committed is not None:
                 return committed
-            # Refused, or the connection was lost with the outcome unknown: if that attempt was
-            # stored after all, its entries follow the head it assumed, and are found there.
-            return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after, retry_of=assumed.seq))
         return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh))
 
     def _commit(
@@ -156,13 +156,10 @@ class TrailTables(SQLBase):
         *,
         fresh: bool = False,
         assumed: _Head | None = None,
-        retry_of: int | None = None,
     ) -> Committed:
         """Seal and write ``drafts`` after the stored head; ``fresh``: their entry ids were just
         made, so none can be a retry of a stored one; ``assumed``: the head, not read (nor the
-        stored messages: every draft is taken for a new message), checked by the database;
-        ``retry_of``: an attempt that assumed this head seq may have stored the drafts (their
-        entry ids are looked for after it)."""
+        stored messages: every draft is taken for a new message), checked by the database."""
         key = self._key(conversation_id)
         message_keys = [message_key(d.message) or d.id for d in drafts]
         if assumed is None:
@@ -175,7 +172,7 @@ class TrailTables(SQLBase):
         catch_up = (
             self._read_entries(cur, conversation_id, range(after + 1, first_head + 1)) if after is not None else []
         )
-        retried = {} if fresh and retry_of is None else self._retried(cur, key, drafts, catch_up, after, retry_of)
+        retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)
         results: list[Entry | int] = []
         rows = _Rows()
         seq, prev = head.seq, head.hash
@@ -268,20 +265,18 @@ class TrailTables(SQLBase):
         drafts: Sequence[Draft],
         catch_up: list[Entry],
         after: int | None,
-        retry_of: int | None,
     ) -> dict[str, int]:
         """Drafts already stored under their entry id (a retry whose reply was lost) -> their
-        seq: the entries since ``after`` hold them (read already: ``catch_up``), else those
-        after ``retry_of``, else (neither known) one pass over the conversation's."""
+        seq: the entries since ``after`` hold them (read already: ``catch_up``); with no
+        ``after``, one pass over the conversation's."""
         ids = {d.id for d in drafts}
         if after is not None:
             return {e.id: e.seq for e in catch_up if e.id in ids}
-        sql = "SELECT id, seq FROM msgwire_entries WHERE conversation_id = ? AND id IN " + self._in(len(ids))
-        params: list[Any] = [key, *(self._key(i) for i in ids)]
-        if retry_of is not None:
-            sql += " AND seq > ?"
-            params.append(retry_of)
-        return {self._unkey(r[0]): r[1] for r in cur.rows(sql, params)}
+        rows = cur.rows(
+            "SELECT id, seq FROM msgwire_entries WHERE conversation_id = ? AND id IN " + self._in(len(ids)),
+            (key, *(self._key(i) for i in ids)),
+        )
+        return {self._unkey(r[0]): r[1] for r in rows}
 
     def _stage(self, rows: _Rows, key: Any, sealed: Sealed, mkey: str, stamp: Any, *, new: bool) -> None:
         """The rows of one sealed entry: the entry, and its message's row (new, or its new state)."""

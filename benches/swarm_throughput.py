@@ -1,0 +1,156 @@
+"""A swarm on PostgreSQL, end to end: messages delivered per second to 8 agents (issue 22), beside
+the server's own commit rate in the same run (the bound: every step of an agent commits).
+
+Delivered end to end: a direct message is posted (``swarm.send``: its commit and NOTIFY), the
+agent wakes, takes its mail into its conversation (``deliver``: one transaction), and the
+model server (a ``ScriptedServer`` on 127.0.0.1 answering at once) receives the request that
+carries it. ``--messages`` are posted per agent, as fast as one thread posts; an agent
+takes whatever mail arrived by its next step (a batch when it is busy), so the figure is the
+whole swarm's: messages / (last arrival - first post). Each agent's context window holds all
+its messages of the run (a batch of mail is seen whole), and each makes one step before the
+timed run (its loop and HTTP connection built).
+
+The server's commit rate, measured on the same server before the swarm: a bare loop of
+``INSERT`` + ``COMMIT`` of one small row on one connection, and the same on 8 connections at
+once (the group commit a server with 8 writers gets). Commits per delivered message are read
+from ``pg_stat_database.xact_commit`` around the run. The server is the tests' throwaway
+cluster (``tests/_support/postgres.py``: Unix socket, ``fsync=on``, ``synchronous_commit=on``).
+
+Run: ``.venv/bin/python -m benches.swarm_throughput [--agents 8] [--messages 25] [--commits 2000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from typing import Any
+
+import psycopg
+
+from msgwire.harness.providers import OpenAI
+from msgwire.harness.store import open_store
+from msgwire.harness.swarm import Swarm
+from msgwire.testing import Received, Reply, ScriptedServer, reply
+
+
+class _Arrivals:
+    """The model server's side: when the first request carrying each marker arrived."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, float] = {}
+        self.cond = threading.Condition()
+
+    def respond(self, received: Received) -> Reply:
+        now = time.monotonic()
+        with self.cond:
+            for message in received.json()["messages"]:
+                content = message.get("content")
+                if isinstance(content, str) and content.startswith("m-"):
+                    self.seen.setdefault(content, now)
+            self.cond.notify_all()
+        return reply("ok")
+
+    def wait_all(self, markers: set[str], timeout: float) -> float:
+        with self.cond:
+            if not self.cond.wait_for(lambda: markers <= self.seen.keys(), timeout):
+                raise TimeoutError(f"{len(markers - self.seen.keys())} messages never reached the model")
+            return max(self.seen[m] for m in markers)
+
+
+def commit_rate(url: str, writers: int, commits: int) -> float:
+    """Commits per second of ``writers`` connections each committing ``commits`` one-row INSERTs."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_commits (writer INT, i INT, at TIMESTAMPTZ DEFAULT now())")
+    start = threading.Barrier(writers + 1)
+
+    def write(w: int) -> None:
+        with psycopg.connect(url) as conn:
+            start.wait()
+            for i in range(commits):
+                conn.execute("INSERT INTO bench_commits (writer, i) VALUES (%s, %s)", (w, i))
+                conn.commit()
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    start.wait()
+    began = time.perf_counter()
+    for t in threads:
+        t.join()
+    return writers * commits / (time.perf_counter() - began)
+
+
+def _commits(url: str) -> int:
+    time.sleep(1.5)  # backends report their counts at most once a second
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").fetchone()
+        return int(row[0]) if row else 0
+
+
+def _idle(swarm: Swarm, names: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while any(swarm.state(n).state != "idle" for n in names):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the agents did not go idle")
+        time.sleep(0.02)
+
+
+def measure(url: str, agents: int, per_agent: int) -> dict[str, float]:
+    arrivals = _Arrivals()
+    with ScriptedServer(respond=arrivals.respond) as server:
+        store = open_store(url, max_size=agents + 2)
+        window = 4 * per_agent + 8  # every message of the run in view
+        with OpenAI(base_url=server.url, api_key="k", model="m") as model, Swarm(store, model, window=window) as swarm:
+            names = [f"agent-{i}" for i in range(agents)]
+            for name in names:
+                swarm.add(name)
+            swarm.start(poll_interval=5.0)
+            for name in names:
+                swarm.send(name, f"warm-{name}")
+            _idle(swarm, names, 120)
+            markers = {f"m-{name}-{i}" for name in names for i in range(per_agent)}
+            commits_before = _commits(url)
+            began = time.monotonic()
+            for i in range(per_agent):
+                for name in names:
+                    swarm.send(name, f"m-{name}-{i}")
+            posted = time.monotonic()
+            last = arrivals.wait_all(markers, 600)
+            _idle(swarm, names, 120)
+            commits = _commits(url) - commits_before
+            swarm.stop()
+            assert swarm.errors == [], swarm.errors
+        store.close()
+    return {
+        "messages": len(markers),
+        "seconds": last - began,
+        "posting seconds": posted - began,
+        "per second": len(markers) / (last - began),
+        "commits per message": commits / len(markers),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=8)
+    parser.add_argument("--messages", type=int, default=25, help="per agent")
+    parser.add_argument("--commits", type=int, default=2000, help="per writer of the bare commit loop")
+    args = parser.parse_args()
+    from tests._support.postgres import running
+
+    with running() as pg:
+        one = commit_rate(pg.schema_url(), 1, args.commits)
+        many = commit_rate(pg.schema_url(), args.agents, args.commits // 4)
+        found: dict[str, Any] = measure(pg.schema_url(), args.agents, args.messages)
+    print(f"PostgreSQL (fsync=on, synchronous_commit=on), {args.agents} agents, {found['messages']} messages")
+    print(f"  bare INSERT+COMMIT: {one:8.0f} commits/s on 1 connection, {many:8.0f} on {args.agents}")
+    print(
+        f"  swarm: {found['per second']:8.1f} messages/s delivered end to end "
+        f"({found['seconds']:.2f} s; posting took {found['posting seconds']:.2f} s), "
+        f"{found['commits per message']:.1f} commits per message"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ import msgwire
 from msgwire import Message, UnknownMessage, loads
 from msgwire.harness.audit import message_key
 from msgwire.harness.store import SQLStore, open_store
+from msgwire.harness.store.trail import _HEADS_KEPT
 from tests._support.postgres import PostgresServer
 from tests._support.roundtrips import RoundTrips
 
@@ -171,4 +172,19 @@ def test_an_append_of_a_new_message_to_a_bound_conversation_is_one_round_trip(re
     assert relay.flights - before > 1
     assert store.load("trips").verify(head=store.info("trips").head)
     other.close()
+    store.close()
+
+
+def test_a_store_remembers_a_bounded_number_of_heads(tmp_path: Path) -> None:
+    """The heads are a hint kept for the most recently made conversations, at most
+    ``_HEADS_KEPT`` of them: a store writing to ever more conversations does not grow without
+    bound, and a conversation whose head was forgotten still appends (the careful way)."""
+    store = open_store(tmp_path / "many.db")
+    first = store.create().id
+    for _ in range(_HEADS_KEPT):
+        store.create()
+    assert len(store._heads) == _HEADS_KEPT
+    assert first not in store._heads
+    store.append(first, msgwire.user("still", id="still"))
+    _check(store, first, ["still"])
     store.close()

@@ -22,6 +22,7 @@ in one round trip (``postgres.py``).
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -126,6 +127,7 @@ class TrailTables(SQLBase):
     def __init__(self) -> None:
         super().__init__()
         self._heads: dict[str, _Head] = {}  # conversation id -> the head this store last committed
+        self._heads_lock = threading.Lock()  # the eviction iterates the dict: no thread may resize it meanwhile
 
     def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
@@ -226,9 +228,10 @@ class TrailTables(SQLBase):
 
     def _remember(self, conversation_id: str, head: _Head) -> None:
         heads = self._heads
-        if conversation_id not in heads and len(heads) >= _HEADS_KEPT:
-            heads.pop(next(iter(heads)), None)  # the oldest remembered
-        heads[conversation_id] = head
+        with self._heads_lock:
+            if conversation_id not in heads and len(heads) >= _HEADS_KEPT:
+                heads.pop(next(iter(heads)), None)  # the oldest remembered
+            heads[conversation_id] = head
 
     def _remember_row(self, row: tuple[Any, ...]) -> None:
         """The head of a conversation's row as read (``INFO``), remembered."""
@@ -245,7 +248,8 @@ class TrailTables(SQLBase):
         )
 
     def _forget(self, conversation_id: str) -> None:
-        self._heads.pop(conversation_id, None)
+        with self._heads_lock:
+            self._heads.pop(conversation_id, None)
 
     def _read_entries(self, cur: Cursor, conversation_id: str, seqs: Sequence[int]) -> list[Entry]:
         """The stored entries at ``seqs`` (a range or a sorted list), in seq order."""

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 import msgspec
 import msgwire
 from msgwire import formats
-from msgwire.harness import Approve, ApprovalRequest, Conversation, Deny, ToolFailure, ToolRegistry, ToolRunner
+from msgwire.harness import ApprovalRequest, Approve, Conversation, Deny, ToolFailure, ToolRegistry, ToolRunner
 
 tools = ToolRegistry()
 

@@ -57,8 +57,6 @@ from .types import (
     ToolResultMessage,
     UnknownMessage,
     UserMessage,
-    new_id,
-    now,
 )
 
 __all__ = [
@@ -481,6 +479,6 @@ def from_response(body: dict[str, Any] | bytes | str | Any, dialect: Dialect) ->
     ``ProviderError`` (``error_type``, ``provider_message``; no partial message), as a stream
     does; a body of the wrong shape raises ``DecodeError`` with ``offset`` and ``path``
     (``$.choices[0].message.tool_calls[1].function.arguments``)."""
-    data = _response_bytes(body)
-    timestamp = msgspec.json.encode(now())[1:-1].decode()
-    return decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))
+    # the id and, when the body has no creation time, the timestamp are the core's (the same
+    # generator as new_id, the same clock as now)
+    return decode_message(_core.from_response_json(_response_bytes(body), dialect))

@@ -7,6 +7,7 @@ mod args;
 mod decoder;
 mod errors;
 mod formats;
+mod ids;
 mod marks;
 mod response;
 mod sse;
@@ -24,6 +25,8 @@ mod _core {
     use crate::decoder::PyDecoder;
     #[pymodule_export]
     use crate::formats::{PyRequestCache, content_key, from_request_json, to_request_json};
+    #[pymodule_export]
+    use crate::ids::{forget_randomness, new_id, new_ids};
     #[pymodule_export]
     use crate::marks::{PartialArgs, attach_marks};
     #[pymodule_export]

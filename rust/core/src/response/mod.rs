@@ -100,16 +100,18 @@ pub fn to_response_json(message: &[u8], dialect: DialectName, options: &Options)
 }
 
 /// Read a non-streamed response body of `dialect` into the canonical JSON of an assistant
-/// message with this `id`, and this `timestamp` unless the body has its own creation time.
+/// message with this `id`, and this `timestamp` unless the body has its own creation time (an
+/// empty `timestamp`: now).
 pub fn from_response_json(
     body: &[u8],
     dialect: DialectName,
     id: &str,
     timestamp: &str,
 ) -> Result<Vec<u8>, ResponseError> {
+    let timestamp = if timestamp.is_empty() { clock::now() } else { timestamp.to_owned() };
     let fresh = || BuilderOptions {
         id: id.to_owned(),
-        timestamp: timestamp.to_owned(),
+        timestamp: timestamp.clone(),
         provider: dialect.provider().to_owned(),
         record_events: false,
         partial_args: false,

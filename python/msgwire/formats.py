@@ -263,6 +263,7 @@ def _convert(
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
+_MESSAGE_TYPE_SET = frozenset(_MESSAGE_TYPES)
 
 
 def _messages(source: object) -> list[Message]:
@@ -277,6 +278,10 @@ def _messages(source: object) -> list[Message]:
     if isinstance(source, (str, bytes, bytearray)) or not isinstance(source, Sequence | Iterable):
         raise TypeError(f"to_request takes a Session or a list of messages, got {type(source).__name__}")
     messages = list(source)
+    # the usual case in one C-level pass (an agent's history is checked at every step: a loop of
+    # isinstance calls over 900 messages cost more than re-building its request with the cache)
+    if _MESSAGE_TYPE_SET.issuperset(map(type, messages)):
+        return messages
     for index, message in enumerate(messages):
         if isinstance(message, dict):
             hint = (

@@ -3,6 +3,7 @@
 //! Thin on purpose: convert arguments, release the GIL around work on large buffers, and map
 //! every core error to a `msgwire` exception (see `errors.rs`). No wire rule lives here.
 
+mod alloc;
 mod args;
 mod decoder;
 mod errors;
@@ -44,9 +45,11 @@ mod _core {
     #[pymodule_export]
     const EMPTY_MESSAGE: &str = msgwire_core::request::EMPTY_MESSAGE;
 
-    /// `DIALECTS`: the dialect names the core speaks, in its order.
+    /// `DIALECTS`: the dialect names the core speaks, in its order; the C allocator's threshold
+    /// for large blocks raised (`alloc.rs`).
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::alloc::settle();
         let names = msgwire_core::DialectName::ALL.map(msgwire_core::DialectName::as_str);
         module.add("DIALECTS", pyo3::types::PyTuple::new(module.py(), names)?)
     }

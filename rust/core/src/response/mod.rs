@@ -269,7 +269,13 @@ impl BodyReplay {
         // sized up front: a large reply written into a buffer that doubles is copied again each time
         let mut out = Vec::with_capacity(TAG.len() + size_hint(self.builder.message()));
         out.extend_from_slice(TAG);
-        crate::json_out::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
+        let message = self.builder.message();
+        let written = if self.builder.holds_escaped() {
+            crate::json_out::to_writer_held(&mut out, message)
+        } else {
+            crate::json_out::to_writer(&mut out, message)
+        };
+        written.map_err(|e| Error::write(&e))?;
         if let Some(brace) = out.get_mut(TAG.len()) {
             *brace = b',';
         }

@@ -6,6 +6,8 @@
 //! and recorded as a diagnostic: no `index` (keyed by id, then by position), a repeated
 //! `index` with a different id (a second call), the name after the first arguments.
 
+mod frame;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -49,6 +51,8 @@ pub struct OpenAiChat {
     /// The order this stream sends the keys of its chunks, choices and deltas in (providers
     /// differ: Azure sorts them, OpenRouter adds `provider`, ...).
     order: Orders,
+    /// The bytes its text chunks repeat around the text (see `frame`).
+    frame: frame::Frame,
 }
 
 /// Key orders learned for a chunk, a choice and a delta.
@@ -441,7 +445,15 @@ impl Dialect for OpenAiChat {
             let body: serde_json::Value = parse(payload, builder)?;
             return Err(provider_error(body.get("error").unwrap_or(&body), builder));
         }
-        let chunk = walk_or_parse(payload, |data| walk_chunk(data, &mut self.order), builder)?;
+        let (order, frame) = (&mut self.order, &mut self.frame);
+        let walk = |data| {
+            frame.read(data).or_else(|| {
+                let chunk = walk_chunk(data, order)?;
+                frame.learn(data, &chunk);
+                Some(chunk)
+            })
+        };
+        let chunk = walk_or_parse(payload, walk, builder)?;
         self.on_chunk(chunk, payload, builder)
     }
 

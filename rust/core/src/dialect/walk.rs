@@ -88,6 +88,25 @@ impl<'a> Walk<'a> {
         Self { data, at: 0 }
     }
 
+    /// A walk of `data` from byte `at` (the start of a value).
+    pub(crate) fn at(data: &'a str, at: usize) -> Self {
+        Self { data, at }
+    }
+
+    /// Where the walk is: the byte after the last value read.
+    pub(crate) fn position(&self) -> usize {
+        self.at
+    }
+
+    /// A string without escapes at the cursor (on its quote), the cursor after it; `None` for
+    /// anything else.
+    pub(crate) fn plain_str(&mut self) -> Option<&'a str> {
+        if self.byte()? != b'"' {
+            return None;
+        }
+        self.plain_string()?
+    }
+
     /// The whole chunk was one value (whitespace after it only).
     pub(crate) fn finish(mut self) -> Option<()> {
         (self.peek().is_none()).then_some(())

@@ -220,14 +220,14 @@ def _one_at_a_time_row() -> Entries:
 
 
 def _batch(run: Callable[[], object]) -> int:
-    """How many calls make a timing of about ``BATCH_SECONDS`` (after a warm-up: a first call
-    pays for lazy set-up and cold caches)."""
+    """How many calls make a timing of about ``BATCH_SECONDS``, three at least (after a warm-up:
+    a first call pays for lazy set-up and cold caches, and so does the first of a batch)."""
     once = []
     for _ in range(8):
         start = time.perf_counter()
         run()
         once.append(time.perf_counter() - start)
-    return max(1, int(BATCH_SECONDS / max(statistics.median(once[3:]), 1e-7)))
+    return max(3, int(BATCH_SECONDS / max(statistics.median(once[3:]), 1e-7)))
 
 
 def _time(run: Callable[[], object], n: int) -> float:

@@ -19,6 +19,7 @@ __all__ = [
     "SSEPending",
     "__version__",
     "attach_marks",
+    "canonical_arguments",
     "content_key",
     "forget_randomness",
     "from_request_json",
@@ -77,6 +78,10 @@ class RequestCache:
     ) -> tuple[bytes, bytes | None]:
         """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys`` the
         ``content_key`` of each, joined): the same ``(body, report)``."""
+
+def canonical_arguments(block: Any) -> None:
+    """``ToolCallBlock.__post_init__``: arguments equal to ``"{}"`` become the default object
+    itself (the interned ``"{}"``), as msgspec's ``omit_defaults`` compares by identity."""
 
 def new_id() -> str:
     """A new message id: a UUIDv7 string (RFC 9562), increasing within the process (a 12-bit

@@ -12,6 +12,7 @@ mod ids;
 mod marks;
 mod response;
 mod sse;
+mod structs;
 
 use pyo3::prelude::*;
 
@@ -34,6 +35,8 @@ mod _core {
     use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]
     use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
+    #[pymodule_export]
+    use crate::structs::canonical_arguments;
 
     #[pymodule_export]
     #[allow(non_upper_case_globals)] // a Python dunder name

@@ -359,7 +359,12 @@ class ToolCallBlock(_Tagged, tag="tool_call", frozen=True, kw_only=True):
     # the default object itself, or dumps would write it where the Rust core does not. A hook of
     # the core, not a method: msgspec calls it for every call decoded (a Python method cost 3% of
     # loads), with the block as its one argument.
-    __post_init__ = _core.canonical_arguments
+    if TYPE_CHECKING:
+
+        def __post_init__(self) -> None: ...
+
+    else:
+        __post_init__ = _core.canonical_arguments
 
     def parsed_arguments(self) -> Any:
         """``arguments`` decoded; an empty string means no arguments (``{}``)."""

@@ -339,3 +339,26 @@ def test_complete_on_json_of_the_wrong_shape_still_names_the_path() -> None:
 def test_a_deadline_is_a_positive_number_of_seconds(deadline: float) -> None:
     with pytest.raises(ValueError, match="deadline is a number of seconds above 0"):
         OpenAI(api_key="k", deadline=deadline)
+
+
+# --- the server's own word on retrying: x-should-retry ----------------------------------------------
+
+
+def test_x_should_retry_true_retries_a_status_the_rule_would_not(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(400, "try again", headers={"x-should-retry": "true"}), reply("on the second try"))
+    assert connect("openai", retry=Retry(initial_delay=0.01)).complete(REQUEST).text == "on the second try"
+    assert [r.status for r in server.wait(2)] == [400, 200]
+
+
+def test_x_should_retry_false_is_not_retried_and_says_why(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(503, "do not come back", headers={"x-should-retry": "false"}), reply("never served"))
+
+    async def call() -> None:
+        async with connect("anthropic", retry=Retry(initial_delay=0.01)) as model:  # async: the other transport
+            await model.acomplete(REQUEST)
+
+    with pytest.raises(ProviderError) as failure:
+        asyncio.run(call())
+    assert "not retried: the server said x-should-retry: false" in str(failure.value)
+    assert (failure.value.status, failure.value.retryable) == (503, True)
+    assert len(server.requests) == 1

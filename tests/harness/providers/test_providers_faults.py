@@ -101,6 +101,18 @@ def test_the_agent_retries_an_in_band_server_failure_and_keeps_the_failed_attemp
     assert second.body == first.body
 
 
+def test_the_agent_waits_the_providers_backoff_before_sending_a_failed_stream_again(
+    server: ScriptedServer, connect: Connect
+) -> None:
+    server.add(stream_error("overloaded", type="server_error", partial="It"), reply("It is 21 degrees."))
+    backoff = Retry(initial_delay=0.4, max_delay=0.4)  # 0.3-0.4 s with the jitter
+    with Agent(connect("openai", retry=backoff), retries=1) as agent:
+        assert agent.provider.retry is backoff  # type: ignore[attr-defined]
+        assert agent.run("Weather?").text == "It is 21 degrees."
+    first, second = server.wait(2)
+    assert second.first_byte_at - first.first_byte_at >= 0.29  # type: ignore[operator]
+
+
 def test_the_agent_does_not_retry_an_in_band_error_that_would_fail_again(
     server: ScriptedServer, connect: Connect
 ) -> None:

@@ -108,8 +108,13 @@ class Retry(msgspec.Struct, frozen=True, kw_only=True):
             return None
         if retry_after is not None:
             return retry_after if 0 <= retry_after <= self.max_wait else None
-        backoff = min(self.max_delay, self.initial_delay * 2.0**attempt)
-        return backoff * (1 - 0.25 * random.random())
+        return self.backoff(attempt)
+
+    def backoff(self, attempt: int) -> float:
+        """The wait after failed attempt ``attempt`` (0 for the first) when nothing else is
+        asked: ``initial_delay * 2**attempt``, at most ``max_delay``, less up to a quarter at
+        random (so that many clients failing together do not come back together)."""
+        return min(self.max_delay, self.initial_delay * 2.0**attempt) * (1 - 0.25 * random.random())
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

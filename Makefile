@@ -168,7 +168,7 @@ schema: build ## Regenerate docs/schema-v1.json from the types
 .PHONY: lock
 lock: ## Re-pin requirements/dev.txt from the newest versions of the direct dependencies
 	rm -rf /tmp/msgwire-lock && $(PYTHON) -m venv /tmp/msgwire-lock
-	/tmp/msgwire-lock/bin/pip install --quiet maturin msgspec pytest hypothesis httpx jsonschema pytest-benchmark orjson pydantic-ai-slim openai anthropic httpx-sse ruff mypy rich matplotlib requests aiohttp tesserocr pillow lingua-language-detector mcp
+	/tmp/msgwire-lock/bin/pip install --quiet maturin msgspec pytest hypothesis httpx jsonschema pytest-benchmark orjson pydantic-ai-slim openai anthropic httpx-sse ruff mypy rich matplotlib requests aiohttp tesserocr pillow lingua-language-detector mcp "psycopg[binary]" openai-agents pyarrow
 	{ head -2 requirements/dev.txt; /tmp/msgwire-lock/bin/pip freeze; } > requirements/dev.new && mv requirements/dev.new requirements/dev.txt
 
 .PHONY: clean

@@ -4,7 +4,8 @@ Overhead groups (``ToolRunner.execute`` of already approved calls, in one event 
 up; each entry runs the same tool the same number of times):
 
 - ``tool_call_async`` / ``tool_call_sync``: one call of a no-op tool, async (on the loop) or sync
-  (in the runner's thread pool), through ``execute``, beside awaiting / calling it directly (and,
+  (in the runner's thread pool; ``nonblocking``: declared ``blocking=False``, on the loop),
+  through ``execute``, beside awaiting / calling it directly (and,
   for the sync one, beside the bare thread-pool round trip, ``run_in_executor``: its floor);
 - ``tool_batch_async``: 100 calls of the async no-op in one message (run concurrently, limit 16),
   beside awaiting the function 100 times;
@@ -47,6 +48,11 @@ async def noop(n: int) -> int:
 
 @registry.tool
 def noop_sync(n: int) -> int:
+    return n
+
+
+@registry.tool(blocking=False)
+def noop_nonblocking(n: int) -> int:
     return n
 
 
@@ -107,6 +113,16 @@ def test_tool_call_async_direct(benchmark: Any, loop: asyncio.AbstractEventLoop)
 @pytest.mark.benchmark(group="tool_call_sync")
 def test_tool_call_sync_msgwire(benchmark: Any, loop: asyncio.AbstractEventLoop, runner: ToolRunner) -> None:
     approvals = _approved(loop, "noop_sync", 1)
+    results = benchmark(lambda: loop.run_until_complete(runner.execute(approvals)))
+    _check(results, 1)
+
+
+@pytest.mark.benchmark(group="tool_call_sync")
+def test_tool_call_sync_msgwire_nonblocking(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, runner: ToolRunner
+) -> None:
+    """A sync tool declared blocking=False: called on the loop, no thread hand-off."""
+    approvals = _approved(loop, "noop_nonblocking", 1)
     results = benchmark(lambda: loop.run_until_complete(runner.execute(approvals)))
     _check(results, 1)
 

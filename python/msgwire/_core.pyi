@@ -19,9 +19,13 @@ __all__ = [
     "SSEPending",
     "__version__",
     "attach_marks",
+    "canonical_arguments",
     "content_key",
+    "forget_randomness",
     "from_request_json",
     "from_response_json",
+    "new_id",
+    "new_ids",
     "normalize_session",
     "to_request_json",
     "to_response_json",
@@ -75,6 +79,20 @@ class RequestCache:
         """``to_request_json`` of the messages whose canonical JSON is ``data`` (``keys`` the
         ``content_key`` of each, joined): the same ``(body, report)``."""
 
+def canonical_arguments(block: Any) -> None:
+    """``ToolCallBlock.__post_init__``: arguments equal to ``"{}"`` become the default object
+    itself (the interned ``"{}"``), as msgspec's ``omit_defaults`` compares by identity."""
+
+def new_id() -> str:
+    """A new message id: a UUIDv7 string (RFC 9562), increasing within the process (a 12-bit
+    counter within a millisecond; a spent counter borrows the next millisecond)."""
+
+def new_ids(n: int) -> list[str]:
+    """``n`` ids of ``new_id``, in order (one lock, one clock read)."""
+
+def forget_randomness() -> None:
+    """Drop the buffered randomness (4 KiB read at a time): a forked child's next id reads its own."""
+
 def from_request_json(data: bytes, dialect: _Dialect) -> bytes:
     """A request body of ``dialect`` as canonical session JSON, without ids and timestamps."""
 
@@ -82,9 +100,16 @@ def to_response_json(data: bytes, dialect: _Dialect, options: bytes | None = Non
     """The non-streamed response body of ``dialect`` for the canonical JSON of one assistant
     message; ``options`` is the JSON of ``{policy}``. Returns ``(body, report)``, both JSON."""
 
-def from_response_json(data: bytes, dialect: _Dialect, *, id: str, timestamp: str) -> bytes:  # noqa: A002 - the message id
+def from_response_json(
+    data: bytes,
+    dialect: _Dialect,
+    *,
+    id: str | None = None,  # noqa: A002 - the message id
+    timestamp: str | None = None,
+) -> bytes:
     """A non-streamed response body of ``dialect`` as the canonical JSON of an assistant message
-    with this ``id``, and this ``timestamp`` unless the body has a creation time. Raises
+    with this ``id`` (``new_id()`` by default), and this ``timestamp`` unless the body has a
+    creation time (now, the core's clock, by default: an RFC 3339 UTC time). Raises
     ``msgwire.ProviderError`` for an error body, ``msgwire.DecodeError`` (``offset``, ``path``)
     for a body of the wrong shape."""
 

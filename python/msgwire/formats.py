@@ -59,8 +59,6 @@ from .types import (
     ToolResultMessage,
     UnknownMessage,
     UserMessage,
-    new_id,
-    now,
 )
 
 __all__ = [
@@ -297,6 +295,7 @@ def _convert(
 
 
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage, SystemControlMessage, UnknownMessage)
+_MESSAGE_TYPE_SET = frozenset(_MESSAGE_TYPES)
 
 
 def _messages(source: object) -> list[Message]:
@@ -311,6 +310,10 @@ def _messages(source: object) -> list[Message]:
     if isinstance(source, (str, bytes, bytearray)) or not isinstance(source, Sequence | Iterable):
         raise TypeError(f"to_request takes a Session or a list of messages, got {type(source).__name__}")
     messages = list(source)
+    # the usual case in one C-level pass (an agent's history is checked at every step: a loop of
+    # isinstance calls over 900 messages cost more than re-building its request with the cache)
+    if _MESSAGE_TYPE_SET.issuperset(map(type, messages)):
+        return messages
     for index, message in enumerate(messages):
         if isinstance(message, dict):
             hint = (
@@ -513,6 +516,6 @@ def from_response(body: dict[str, Any] | bytes | str | Any, dialect: Dialect) ->
     ``ProviderError`` (``error_type``, ``provider_message``; no partial message), as a stream
     does; a body of the wrong shape raises ``DecodeError`` with ``offset`` and ``path``
     (``$.choices[0].message.tool_calls[1].function.arguments``)."""
-    data = _response_bytes(body)
-    timestamp = msgspec.json.encode(now())[1:-1].decode()
-    return decode_message(_core.from_response_json(data, dialect, id=new_id(), timestamp=timestamp))
+    # the id and, when the body has no creation time, the timestamp are the core's (the same
+    # generator as new_id, the same clock as now)
+    return decode_message(_core.from_response_json(_response_bytes(body), dialect))

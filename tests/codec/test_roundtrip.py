@@ -361,3 +361,21 @@ def test_short_constructors() -> None:
 def test_dumps_rejects_objects_it_cannot_write() -> None:
     with pytest.raises(NotImplementedError, match="cannot write objects of type object"):
         msgwire.dumps(Session(metadata={"x": object()}))
+
+
+def test_empty_arguments_made_at_run_time_or_decoded_are_the_default() -> None:
+    # omit_defaults compares by identity: an equal "{}" that is another object must still be left out
+    made = "".join(["{", "}"])
+    assert made is not "{}"  # noqa: F632 - the point: an equal string, not the interned one
+    built = ToolCallBlock(id="c", name="f", arguments=made)
+    assert msgspec.json.decode(msgwire.dumps(built)) == {"type": "tool_call", "id": "c", "name": "f"}
+    wire = (
+        b'{"type":"assistant","id":"a","timestamp":"2026-01-01T00:00:00Z",'
+        b'"content":[{"type":"tool_call","id":"c","name":"f","arguments":"{}"}]}'
+    )
+    decoded = msgwire.loads(wire, type=msgwire.Message)
+    assert isinstance(decoded, AssistantMessage)
+    (call,) = decoded.content
+    assert isinstance(call, ToolCallBlock)
+    assert b'"arguments"' not in msgwire.dumps(decoded)
+    assert ToolCallBlock(id="c", name="f", arguments="{ }").arguments == "{ }"  # only "{}" itself

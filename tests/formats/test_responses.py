@@ -19,6 +19,7 @@ import copy
 import datetime as dt
 import json
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from msgwire import (
     ToolCallBlock,
     UnknownBlock,
     Usage,
+    _core,
     formats,
 )
 from tests._support.sdk import (
@@ -301,6 +303,29 @@ def test_timestamps_are_the_creation_time() -> None:
     before = msgwire.types.now()
     claude = formats.from_response(load("anthropic", "max-tokens.json"), "anthropic")
     assert before <= claude.timestamp <= msgwire.types.now()
+
+
+def test_the_core_stamps_a_body_without_a_time_with_its_own_id_and_clock() -> None:
+    """The id and the time of a body without one are the core's: its id generator is
+    ``new_id`` (one order for ids made in Rust and in Python), its clock is ``now`` to the
+    microsecond, as a message made in Python would hold."""
+    body = json.dumps(load("anthropic", "max-tokens.json")).encode()
+    first = msgwire.new_id()
+    before = msgwire.types.now()
+    stamped = [formats.from_response(body, "anthropic") for _ in range(25)]
+    read = lambda: msgwire.loads(_core.from_response_json(body, "anthropic"), type=AssistantMessage)  # noqa: E731
+    stamped += [read() for _ in range(25)]  # no id, no time given: the core's
+    after = msgwire.types.now()
+    last = msgwire.new_id()
+    ids = [first, *(m.id for m in stamped), last]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(m.id).version == 7 for m in stamped)
+    assert all(before <= m.timestamp <= after for m in stamped)
+    assert any(m.timestamp.microsecond for m in stamped), "microseconds, not whole seconds"
+    raw = _core.from_response_json(body, "anthropic", id="given", timestamp="2026-01-01T00:00:00Z")
+    given = msgwire.loads(raw, type=AssistantMessage)
+    assert (given.id, given.timestamp) == ("given", dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
 
 
 # --- 3. differential: the SDKs' final objects read as msgwire assembles the stream ------------

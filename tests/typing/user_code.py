@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgwire
 from msgwire import formats
-from msgwire.harness import Agent, ToolRegistry, tool
+from msgwire.harness import Agent, ApprovalRequest, Approve, Deny, ToolRegistry, ToolRunner, tool
 
 
 def read(body: bytes) -> str:
@@ -104,3 +104,17 @@ def tools_keep_their_signatures() -> None:
     total: int = add(1) + add(1, b=2)
     spec: msgwire.Tool = send_email.spec
     print(report, total, spec.name, get_weather.policy, tools.specs)
+
+
+def ask_alice(requests: list[ApprovalRequest]) -> dict[str, Approve | Deny]:
+    return {r.call.id: Approve(by="alice") if r.tool.name == "get_weather" else Deny(reason="no") for r in requests}
+
+
+async def deny_all(requests: list[ApprovalRequest]) -> dict[str, Deny]:
+    return {r.call.id: Deny(reason="not today") for r in requests}
+
+
+def approvers() -> None:
+    """An approver is sync or async and returns a mapping of call ids to decisions."""
+    with ToolRunner(tools, approver=ask_alice), ToolRunner(tools, approver=deny_all):
+        pass

@@ -4,7 +4,7 @@ line marked `# error:`)."""
 from __future__ import annotations
 
 import msgwire
-from msgwire.harness import AgentEvent, ToolRegistry, tool
+from msgwire.harness import AgentEvent, ApprovalRequest, Deny, ToolRegistry, ToolRunner, tool
 
 
 def mistakes(body: bytes, event: msgwire.Event) -> None:
@@ -41,3 +41,10 @@ def tool_mistakes() -> None:
 
 @tools.tool(polcy="ask")  # error: call-overload, untyped-decorator
 def misspelt(path: str) -> None: ...
+
+
+def deny_in_order(requests: list[ApprovalRequest]) -> list[Deny]:
+    return [Deny(reason="no") for _ in requests]
+
+
+ToolRunner(tools, approver=deny_in_order)  # error: arg-type

@@ -234,6 +234,49 @@ def long_tool_call(arg_bytes: int = 64 * 1024, fragment: int = 20, seed: int = S
     return "".join(out).encode(), arguments
 
 
+@cache
+def chat_completion(size: int, seed: int = STREAM_SEED) -> bytes:
+    """A non-streamed Chat Completions body of about ``size`` bytes (never more, unless the
+    fields alone are larger): every field the recorded body has (``tests/fixtures/responses/
+    openai``), compact as an SDK's ``model_dump_json`` writes it, prose text (paragraphs,
+    inline code, some non-ASCII) and one tool call."""
+    rng = random.Random(seed)
+    arguments = json.dumps({"path": _path(rng), "start_line": 10, "end_line": 80})
+    function = {"name": "read_file", "arguments": arguments}
+    call = {"id": f"call_{_b62(rng, 24)}", "type": "function", "function": function}
+
+    def body(text: str) -> bytes:
+        message = {"role": "assistant", "content": text, "refusal": None, "annotations": [], "tool_calls": [call]}
+        usage = {
+            "prompt_tokens": 1843,
+            "completion_tokens": 1 + len(text) // 4,
+            "total_tokens": 1844 + len(text) // 4,
+            "prompt_tokens_details": {"cached_tokens": 1536, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+        whole = {
+            "id": "chatcmpl-CMKAuuvC6E26nL6HLZzTrysEvC8Ln",
+            "object": "chat.completion",
+            "created": 1759436804,
+            "model": "gpt-4o-2024-08-06",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+            "usage": usage,
+            "service_tier": "default",
+            "system_fingerprint": "fp_cbf1785567",
+        }
+        return json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()
+
+    text = _prose(rng, size)
+    while len(text) > 1 and len(encoded := body(text)) > size:
+        text = text[: len(text) - max(1, (len(encoded) - size) // 2)]
+    return body(text)
+
+
 # --- the session -------------------------------------------------------------------------------
 
 SESSION_SEED = 20250601

@@ -177,7 +177,8 @@ class Agent:
     - ``conversation``: the ``Conversation`` to continue (a new one with ``system_prompt``
       otherwise);
     - ``max_steps``: model calls per run (25); ``retries``: how many times a failed stream worth
-      it is sent again (0); ``on_error``: ``"raise"`` the stream's error after its retries, or
+      it is sent again (0), after the provider's backoff (``provider.retry``: 0.5 s, doubling,
+      with jitter, by default); ``on_error``: ``"raise"`` the stream's error after its retries, or
       ``"stop"`` the run with the partial message;
     - ``context``: a ``ContextPipeline`` (resolvers, window, builder, token budget, role; by
       default a window of 50 messages and nothing to resolve);
@@ -582,6 +583,7 @@ class Agent:
                 )
             if not retrying:
                 return message, failure, audit
+            await asyncio.sleep(_backoff(self.provider, attempt - 1))
 
     async def _attempt(
         self, request: Request, mode: _RunMode
@@ -667,6 +669,15 @@ async def _call(hook: Callable[..., Any], *args: Any) -> None:
 def _report(stream: Any) -> LossReport:
     report = getattr(stream, "report", None)
     return report if isinstance(report, LossReport) else LossReport()
+
+
+def _backoff(provider: Provider, attempt: int) -> float:
+    """The wait before a failed stream is sent again: the provider's ``retry`` policy's backoff
+    (a ``Provider`` need not state one: then the default policy's)."""
+    from .providers import Retry  # here: importing the harness must not import httpx
+
+    policy = getattr(provider, "retry", None)
+    return (policy if isinstance(policy, Retry) else Retry()).backoff(attempt)
 
 
 def _worth_retrying(failure: StreamError) -> bool:

@@ -45,6 +45,11 @@ struct ToolState {
     parser: Option<PartialJson>,
     /// How deep the arguments are nested so far, within `max_depth`.
     depth: Depth,
+    /// Bytes of the arguments' text so far (their length, unless held escaped).
+    size: usize,
+    /// Held escaped: the arguments came whole in their first fragment and are valid JSON
+    /// (checked then, on the text unescaped once; `end_tool` need not check again).
+    valid: bool,
 }
 
 /// The nesting depth of JSON text read in fragments (brackets inside strings do not count):
@@ -119,6 +124,11 @@ pub struct Builder {
     partial_args: bool,
     /// Scratch space for argument marks, reused across deltas.
     snapshot: Vec<u8>,
+    /// Text, thinking and arguments are given and held as the contents of JSON strings in the
+    /// writer's escaping (see [`Builder::hold_escaped`]).
+    escaped: bool,
+    /// Scratch space for the text of escaped arguments, reused across calls.
+    unescaped: Vec<u8>,
 }
 
 impl Builder {
@@ -148,6 +158,33 @@ impl Builder {
             offset: 0,
             partial_args: options.partial_args && record_events,
             snapshot: Vec::new(),
+            escaped: false,
+            unescaped: Vec::new(),
+        }
+    }
+
+    /// From now on, text, thinking and tool arguments are given to the builder, and held in the
+    /// message, as the contents of JSON strings in `json_out`'s escaping (what
+    /// `Walk::written_str` reads): a response's large strings are then copied from the body to
+    /// the canonical JSON as they are (`json_out::to_writer_held`), never unescaped and escaped
+    /// again. Limits and checks read the text they stand for. Only for a builder that records no
+    /// events and parses no arguments (a response's), before any block: `false` otherwise.
+    pub fn hold_escaped(&mut self) -> bool {
+        self.escaped = self.events.is_none() && !self.partial_args && self.message.content.is_empty();
+        self.escaped
+    }
+
+    /// Whether text, thinking and arguments are held escaped ([`Builder::hold_escaped`]).
+    pub fn holds_escaped(&self) -> bool {
+        self.escaped
+    }
+
+    /// `text` as the builder holds it: escaped when it holds text escaped.
+    fn held<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.escaped {
+            std::borrow::Cow::Owned(crate::json_out::escaped(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
         }
     }
 
@@ -568,10 +605,18 @@ impl Builder {
         let Some((block, state)) = tool_parts(&mut self.message.content, &mut self.tools, index) else {
             return Ok(());
         };
-        if block.arguments.len() + fragment.len() > limit {
+        let text = if self.escaped { unescape(fragment, &mut self.unescaped) } else { fragment.as_bytes() };
+        if state.size + text.len() > limit {
             return Err(Error::limit("max_tool_args_size", limit, offset));
         }
-        state.depth.feed(fragment.as_bytes(), max_depth).map_err(|kind| too_deep(kind, offset))?;
+        // Held escaped (a response's arguments, whole at once), the text is unescaped once and
+        // checked now: valid JSON is within `max_depth` and leaves the depth where it was (0),
+        // so only other text is fed to the depth count, for its error.
+        state.valid = self.escaped && state.size == 0 && crate::partial::validate_utf8(text, max_depth).is_ok();
+        if !state.valid {
+            state.depth.feed(text, max_depth).map_err(|kind| too_deep(kind, offset))?;
+        }
+        state.size += text.len();
         block.arguments.push_str(fragment);
         if let Some(parser) = state.parser.as_mut() {
             // A parse error is not the stream's: the call ends up `malformed`, the text kept.
@@ -592,6 +637,8 @@ impl Builder {
     /// Replace the arguments with the complete text (Responses `.done`, whole-call dialects);
     /// a disagreement with what streamed is a diagnostic, and the complete text wins.
     pub fn tool_set_args(&mut self, index: usize, arguments: &str) -> Result<(), Error> {
+        let held = self.held(arguments);
+        let arguments = held.as_ref();
         let Some((block, state)) = self.tool(index) else { return Ok(()) };
         if block.arguments == arguments {
             return Ok(());
@@ -604,15 +651,21 @@ impl Builder {
             return self.tool_args(index, arguments);
         }
         let (max_depth, max_size) = (self.limits.max_depth, self.limits.max_tool_args_size);
-        if arguments.len() > max_size {
+        let mut scratch = std::mem::take(&mut self.unescaped);
+        let text = if self.escaped { unescape(arguments, &mut scratch) } else { arguments.as_bytes() };
+        let size = text.len();
+        if size > max_size {
             return Err(Error::limit("max_tool_args_size", max_size, self.offset));
         }
         let mut depth = Depth::default();
-        depth.feed(arguments.as_bytes(), max_depth).map_err(|kind| too_deep(kind, self.offset))?;
+        depth.feed(text, max_depth).map_err(|kind| too_deep(kind, self.offset))?;
+        self.unescaped = scratch;
         self.diagnostic("arguments_mismatch", format!("tool call {index}: final arguments differ from the deltas"));
         if let Some((block, state)) = self.tool_mut(index) {
             arguments.clone_into(&mut block.arguments);
             state.depth = depth;
+            state.size = size;
+            state.valid = false;
             // Later snapshots must describe the replacement, not what streamed before.
             if let Some(parser) = state.parser.as_mut() {
                 let mut fresh = PartialJson::new(JsonLimits { max_depth, max_size });
@@ -633,14 +686,15 @@ impl Builder {
     /// and keeps the text) and `ToolCallEnd` carries the whole block.
     pub fn end_tool(&mut self, index: usize) {
         let max_depth = self.limits.max_depth;
-        let Some((block, state)) = self.tool_mut(index) else { return };
+        let Some((block, state)) = tool_parts(&mut self.message.content, &mut self.tools, index) else { return };
         if state.ended {
             return;
         }
         state.ended = true;
         let announce = !state.begun;
         let pending = block.arguments.len() > state.reported;
-        let invalid = !block.arguments.trim().is_empty() && !arguments_are_json(&block.arguments, max_depth);
+        let scratch = self.escaped.then_some(&mut self.unescaped);
+        let invalid = !state.valid && malformed(&block.arguments, scratch, max_depth);
         block.malformed = invalid;
         if invalid {
             let message = format!("tool call {index} ({}) has arguments that are not valid JSON", block.name);
@@ -735,8 +789,8 @@ impl Builder {
         let max_depth = self.limits.max_depth;
         for (block, state) in self.message.content.iter_mut().zip(&self.tools) {
             if let (Block::ToolCall(call), Some(state)) = (block, state) {
-                if !state.ended && !call.arguments.trim().is_empty() && !arguments_are_json(&call.arguments, max_depth)
-                {
+                let scratch = self.escaped.then_some(&mut self.unescaped);
+                if !state.ended && !state.valid && malformed(&call.arguments, scratch, max_depth) {
                     call.malformed = true;
                 }
             }
@@ -762,9 +816,22 @@ fn too_deep(kind: ErrorKind, offset: u64) -> Error {
     Error { kind, offset: usize::try_from(offset).ok() }
 }
 
-/// Whether tool arguments are one valid JSON document, nested at most `max_depth` deep.
-fn arguments_are_json(arguments: &str, max_depth: usize) -> bool {
-    crate::partial::validate(arguments, max_depth).is_ok()
+/// Whether tool arguments are malformed: not blank, and not one valid JSON document nested at
+/// most `max_depth` deep. `escaped`: held as JSON string contents ([`Builder::hold_escaped`]),
+/// the text they stand for unescaped into this scratch space first.
+fn malformed(arguments: &str, escaped: Option<&mut Vec<u8>>, max_depth: usize) -> bool {
+    let text = match escaped {
+        Some(scratch) => std::str::from_utf8(unescape(arguments, scratch)).unwrap_or(arguments),
+        None => arguments,
+    };
+    !text.trim().is_empty() && crate::partial::validate(text, max_depth).is_err()
+}
+
+/// The text that JSON string contents in the writer's escaping stand for, in `scratch`.
+fn unescape<'s>(contents: &str, scratch: &'s mut Vec<u8>) -> &'s [u8] {
+    scratch.clear();
+    crate::json_out::unescape_written(contents.as_bytes(), |piece| scratch.extend_from_slice(piece));
+    scratch
 }
 
 /// The arguments parsed so far, as a mark in `scratch` (none before any value started): the
@@ -789,6 +856,76 @@ mod tests {
             partial_args,
             limits: Limits { max_depth, ..Limits::default() },
         })
+    }
+
+    /// A builder as a response's: no events.
+    fn quiet(limits: Limits) -> Builder {
+        let options = BuilderOptions {
+            id: "id".to_owned(),
+            timestamp: "t".to_owned(),
+            provider: "p".to_owned(),
+            record_events: false,
+            partial_args: false,
+            limits,
+        };
+        Builder::new(options)
+    }
+
+    /// A response's builder, its text held escaped.
+    fn held(limits: Limits) -> Builder {
+        let mut builder = quiet(limits);
+        assert!(builder.hold_escaped());
+        builder
+    }
+
+    /// Arguments held escaped are limited, nested and checked as the text they stand for: the
+    /// same outcomes as the text given as it is.
+    #[test]
+    fn escaped_arguments_read_as_their_text() {
+        let texts = [
+            r#"{"q": "a\"b", "n": [1, 2]}"#,
+            "  \n\t ",
+            r#"{"deep": [[[[1]]]]}"#,
+            r#"{"broken": "#,
+            "",
+            r#"{"s": "\u0001\\"}"#,
+        ];
+        for text in texts {
+            for (max_depth, max_size) in
+                [(64, 1 << 20), (3, 1 << 20), (64, text.len()), (64, text.len().saturating_sub(1))]
+            {
+                let limits = Limits { max_depth, max_tool_args_size: max_size, ..Limits::default() };
+                let mut plain = quiet(limits);
+                let mut escaped = held(limits);
+                let outcomes: Vec<_> = [(&mut plain, text.to_owned()), (&mut escaped, crate::json_out::escaped(text))]
+                    .into_iter()
+                    .map(|(b, given)| {
+                        let index = b.begin_tool("c", "f");
+                        let result = b.tool_args(index, &given).map_err(|e| e.kind);
+                        b.end_tool(index);
+                        let Some(Block::ToolCall(call)) = b.message().content.get(index) else { panic!("a call") };
+                        (result, call.malformed)
+                    })
+                    .collect();
+                assert_eq!(outcomes[0], outcomes[1], "{text:?} depth {max_depth} size {max_size}");
+            }
+        }
+        let mut escaped = held(Limits::default());
+        let index = escaped.begin_tool("c", "f");
+        escaped.tool_args(index, r#"{\"a\": "#).expect("a fragment");
+        escaped.tool_args(index, "1}").expect("the rest");
+        escaped.end_tool(index);
+        let Some(Block::ToolCall(call)) = escaped.message().content.get(index) else { panic!("a call") };
+        assert!(!call.malformed, "fragments are checked whole at the end");
+        assert_eq!(call.arguments, r#"{\"a\": 1}"#, "held as given");
+    }
+
+    #[test]
+    fn only_a_quiet_builder_holds_text_escaped() {
+        assert!(!builder(64, false).hold_escaped(), "events would carry escaped text");
+        let mut again = quiet(Limits::default());
+        again.text("x");
+        assert!(!again.hold_escaped(), "after a block");
     }
 
     #[test]

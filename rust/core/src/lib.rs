@@ -16,6 +16,7 @@
 //!   written as another's.
 //! - `json_out`: the one writer of JSON strings (a block-at-a-time escape scan) and a serde
 //!   serializer on it, byte for byte `serde_json`'s output.
+//! - [`ids`]: the process's one generator of message ids (`UUIDv7`).
 //! - `citation`, `server_tool`, `body`: each provider's citations and server tool blocks, read
 //!   and written; the sniffing of a body that is not a stream (a provider's error, HTML).
 //! - `raw`: provider JSON rebuilt as text, its numbers as written (`docs/wire.md`, "Numbers").
@@ -28,6 +29,7 @@ pub mod decoder;
 pub mod dialect;
 pub mod error;
 pub mod event;
+pub mod ids;
 mod json_out;
 pub mod limits;
 pub mod ndjson;

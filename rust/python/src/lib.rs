@@ -3,13 +3,16 @@
 //! Thin on purpose: convert arguments, release the GIL around work on large buffers, and map
 //! every core error to a `msgwire` exception (see `errors.rs`). No wire rule lives here.
 
+mod alloc;
 mod args;
 mod decoder;
 mod errors;
 mod formats;
+mod ids;
 mod marks;
 mod response;
 mod sse;
+mod structs;
 
 use pyo3::prelude::*;
 
@@ -25,11 +28,15 @@ mod _core {
     #[pymodule_export]
     use crate::formats::{PyRequestCache, content_key, from_request_json, to_request_json};
     #[pymodule_export]
+    use crate::ids::{forget_randomness, new_id, new_ids};
+    #[pymodule_export]
     use crate::marks::{PartialArgs, attach_marks};
     #[pymodule_export]
     use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]
     use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
+    #[pymodule_export]
+    use crate::structs::canonical_arguments;
 
     #[pymodule_export]
     #[allow(non_upper_case_globals)] // a Python dunder name
@@ -41,9 +48,11 @@ mod _core {
     #[pymodule_export]
     const EMPTY_MESSAGE: &str = msgwire_core::request::EMPTY_MESSAGE;
 
-    /// `DIALECTS`: the dialect names the core speaks, in its order.
+    /// `DIALECTS`: the dialect names the core speaks, in its order; the C allocator's threshold
+    /// for large blocks raised (`alloc.rs`).
     #[pymodule_init]
     fn init(module: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::alloc::settle();
         let names = msgwire_core::DialectName::ALL.map(msgwire_core::DialectName::as_str);
         module.add("DIALECTS", pyo3::types::PyTuple::new(module.py(), names)?)
     }

@@ -2,8 +2,8 @@
 //! `msgwire.formats`. Every provider rule lives in `msgwire_core::response`; this only converts
 //! arguments, releases the GIL for large inputs and maps errors.
 
-use msgwire_core::request;
 use msgwire_core::response::{self, Options};
+use msgwire_core::{ids, request};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -31,18 +31,20 @@ pub fn to_response_json<'py>(
 }
 
 /// Read a response body of `dialect` into the canonical JSON of an assistant message with this
-/// `id`, and this `timestamp` unless the body has a creation time.
+/// `id` (a new one by default) and this `timestamp` unless the body has a creation time (now by
+/// default).
 #[pyfunction]
-#[pyo3(signature = (data, dialect, *, id, timestamp))]
+#[pyo3(signature = (data, dialect, *, id=None, timestamp=None))]
 pub fn from_response_json<'py>(
     py: Python<'py>,
     data: &[u8],
     dialect: &str,
-    id: &str,
-    timestamp: &str,
+    id: Option<&str>,
+    timestamp: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let name = args::dialect(dialect)?;
-    let read = || response::from_response_json(data, name, id, timestamp);
+    let id = id.map_or_else(ids::new_id, str::to_owned);
+    let read = || response::from_response_json(data, name, &id, timestamp.unwrap_or_default());
     let message = detached(py, data.len(), read);
     Ok(PyBytes::new(py, &message.map_err(|e| response_error(py, &e))?))
 }

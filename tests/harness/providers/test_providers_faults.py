@@ -101,6 +101,18 @@ def test_the_agent_retries_an_in_band_server_failure_and_keeps_the_failed_attemp
     assert second.body == first.body
 
 
+def test_the_agent_waits_the_providers_backoff_before_sending_a_failed_stream_again(
+    server: ScriptedServer, connect: Connect
+) -> None:
+    server.add(stream_error("overloaded", type="server_error", partial="It"), reply("It is 21 degrees."))
+    backoff = Retry(initial_delay=0.4, max_delay=0.4)  # 0.3-0.4 s with the jitter
+    with Agent(connect("openai", retry=backoff), retries=1) as agent:
+        assert agent.provider.retry is backoff  # type: ignore[attr-defined]
+        assert agent.run("Weather?").text == "It is 21 degrees."
+    first, second = server.wait(2)
+    assert second.first_byte_at - first.first_byte_at >= 0.29  # type: ignore[operator]
+
+
 def test_the_agent_does_not_retry_an_in_band_error_that_would_fail_again(
     server: ScriptedServer, connect: Connect
 ) -> None:
@@ -339,3 +351,26 @@ def test_complete_on_json_of_the_wrong_shape_still_names_the_path() -> None:
 def test_a_deadline_is_a_positive_number_of_seconds(deadline: float) -> None:
     with pytest.raises(ValueError, match="deadline is a number of seconds above 0"):
         OpenAI(api_key="k", deadline=deadline)
+
+
+# --- the server's own word on retrying: x-should-retry ----------------------------------------------
+
+
+def test_x_should_retry_true_retries_a_status_the_rule_would_not(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(400, "try again", headers={"x-should-retry": "true"}), reply("on the second try"))
+    assert connect("openai", retry=Retry(initial_delay=0.01)).complete(REQUEST).text == "on the second try"
+    assert [r.status for r in server.wait(2)] == [400, 200]
+
+
+def test_x_should_retry_false_is_not_retried_and_says_why(server: ScriptedServer, connect: Connect) -> None:
+    server.add(error(503, "do not come back", headers={"x-should-retry": "false"}), reply("never served"))
+
+    async def call() -> None:
+        async with connect("anthropic", retry=Retry(initial_delay=0.01)) as model:  # async: the other transport
+            await model.acomplete(REQUEST)
+
+    with pytest.raises(ProviderError) as failure:
+        asyncio.run(call())
+    assert "not retried: the server said x-should-retry: false" in str(failure.value)
+    assert (failure.value.status, failure.value.retryable) == (503, True)
+    assert len(server.requests) == 1

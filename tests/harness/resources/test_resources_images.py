@@ -103,6 +103,27 @@ def test_paths_go_through_the_file_resolver(tmp_path: Path) -> None:
         load_image(ImageBlock(source=PathSource(path=str(tmp_path / "none.png"))))
 
 
+def test_a_recognizer_without_files_reads_only_under_its_root(tmp_path: Path, monkeypatch: Any) -> None:
+    """As a FileResolver() does: no root given means the working directory, and an image path
+    outside it (or a key file inside it) is refused unless allow_any_path=True."""
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(render(["Hi"]))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "id_rsa").write_bytes(render(["Hi"]))
+    monkeypatch.chdir(work)
+    with TesseractOCR() as ocr:
+        contained = ImageRecognizer(ocr=ocr)
+        refused = contained.recognize(ImageBlock(source=PathSource(path=str(outside)), recognition_mode="ocr"))
+        assert refused.status == "error"
+        assert "outside the working directory" in (refused.error or "")
+        key = contained.recognize(ImageBlock(source=PathSource(path="id_rsa"), recognition_mode="ocr"))
+        assert "permission denied" in (key.error or "")
+        anywhere = ImageRecognizer(ocr=ocr, allow_any_path=True)
+        read = anywhere.recognize(ImageBlock(source=PathSource(path=str(outside)), recognition_mode="ocr"))
+        assert read.status == "resolved"
+
+
 # --- URLs ---------------------------------------------------------------------------------------
 
 

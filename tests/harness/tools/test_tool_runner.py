@@ -159,6 +159,33 @@ def test_every_runner_shares_one_bounded_pool_for_sync_tools() -> None:
     assert 1 <= len(tool_threads) <= SHARED_THREADS
 
 
+def test_a_sync_tool_that_does_not_block_runs_on_the_loop_and_keeps_its_rules() -> None:
+    """blocking=False: called on the event loop's thread, no hand-off; its result, its failure
+    and its context are what a threaded call gets."""
+    registry = ToolRegistry()
+    seen: list[ToolCallBlock] = []
+
+    @registry.tool(blocking=False)
+    def where(n: int, context: ToolContext) -> str:
+        seen.append(context.call)
+        if n < 0:
+            raise ToolFailure("negative")
+        return threading.current_thread().name
+
+    @registry.tool
+    def where_threaded() -> str:
+        return threading.current_thread().name
+
+    message = _calls(("where", {"n": 1}), ("where", {"n": -1}), ("where_threaded", {}))
+    with ToolRunner(registry) as runner:
+        ok, failed, threaded = _run(runner, message)
+    assert _text(ok) == threading.current_thread().name  # asyncio.run's loop runs on this thread
+    assert (failed.status, _text(failed)) == ("error", "negative")
+    assert _text(threaded).startswith("msgwire-tool")
+    assert [c.id for c in seen] == ["call_0", "call_1"]
+    assert [t.blocking for t in map(registry.get, ["where", "where_threaded"]) if t is not None] == [False, True]
+
+
 def test_results_come_back_in_call_order_whatever_order_they_finish_in() -> None:
     gates = [asyncio.Event() for _ in range(4)]
     finished: list[int] = []

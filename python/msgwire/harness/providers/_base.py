@@ -292,6 +292,12 @@ class HTTPProvider:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
 
+    @property
+    def retry(self) -> Retry:
+        """When a request is sent again (the constructor's ``retry``, or ``max_retries``); an
+        ``Agent`` waits as long between the attempts of a stream that failed midway."""
+        return self.transport.retry
+
     # --- what a dialect says -----------------------------------------------------------------
 
     def _normal_url(self, base_url: str) -> str:

@@ -7,8 +7,10 @@ Retries happen only before the first byte of a reply's body, so a request is nev
 once the model has started answering: a network failure before any response (the connection
 refused, reset or timed out; a kept-alive connection the server had closed) and an error
 status that may pass (408, 409, 429, 5xx, Anthropic's ``overloaded_error``: the retry rule of
-``ProviderError.retryable``). Waits grow exponentially with jitter; a ``Retry-After`` (or
-``retry-after-ms``) header is honoured exactly, and one longer than ``Retry.max_wait`` is not
+``ProviderError.retryable``), unless the server says otherwise: ``x-should-retry: true`` or
+``false`` (OpenAI's and Anthropic's APIs send it; their SDKs obey it) wins over the status.
+Waits grow exponentially with jitter; a ``Retry-After`` (or ``retry-after-ms``) header is
+honoured exactly, and one longer than ``Retry.max_wait`` is not
 waited for: the error is raised, ``retryable`` still true, for the caller to decide, and its
 message says so ("not retried: the server asked to wait 120 s, over max_wait=60").
 
@@ -106,8 +108,13 @@ class Retry(msgspec.Struct, frozen=True, kw_only=True):
             return None
         if retry_after is not None:
             return retry_after if 0 <= retry_after <= self.max_wait else None
-        backoff = min(self.max_delay, self.initial_delay * 2.0**attempt)
-        return backoff * (1 - 0.25 * random.random())
+        return self.backoff(attempt)
+
+    def backoff(self, attempt: int) -> float:
+        """The wait after failed attempt ``attempt`` (0 for the first) when nothing else is
+        asked: ``initial_delay * 2**attempt``, at most ``max_delay``, less up to a quarter at
+        random (so that many clients failing together do not come back together)."""
+        return min(self.max_delay, self.initial_delay * 2.0**attempt) * (1 - 0.25 * random.random())
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -354,8 +361,11 @@ class Transport:
         """Seconds to wait before sending again after an error status; raises ``error`` when
         there is no retry, saying why when its wait is the reason (``Retry-After`` over
         ``max_wait``, or past the deadline)."""
-        if not error.retryable or attempt >= self.retry.max_retries:
+        told = headers.get("x-should-retry")  # the server's own word wins over the status rule
+        if attempt >= self.retry.max_retries or (not error.retryable and told != "true"):
             raise error
+        if told == "false":
+            raise _not_retried(error, "the server said x-should-retry: false")
         asked = retry_after(headers)
         wait = self.retry.delay(attempt, asked)
         if wait is None:  # the attempts are not spent: the server's wait is too long

@@ -16,9 +16,20 @@ from ._base import HTTPProvider, Problems, ProviderOptions
 from ._http import AsyncClient, Client, Retry, Timeout
 from .capabilities import Capabilities
 
-__all__ = ["OpenAI", "OpenAIOptions"]
+__all__ = ["OpenAI", "OpenAIOptions", "OpenAIPlatform"]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIPlatform:
+    """What OpenAI's two APIs share (mixed in before ``HTTPProvider``): the key and URL
+    variables, the public URL, and the rule for tool names."""
+
+    env_api_key: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
+    env_base_url: ClassVar[str | None] = "OPENAI_BASE_URL"
+    default_base_url: ClassVar[str] = OPENAI_BASE_URL
+    tool_name: ClassVar[re.Pattern[str] | None] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+    tool_name_rule: ClassVar[str] = "1-64 letters, digits, '_' or '-'"
 
 
 class OpenAIOptions(ProviderOptions, total=False):
@@ -30,7 +41,7 @@ class OpenAIOptions(ProviderOptions, total=False):
     tool_call_ids: ToolCallIds | None
 
 
-class OpenAI(HTTPProvider):
+class OpenAI(OpenAIPlatform, HTTPProvider):
     """Chat Completions. Besides the common options (``HTTPProvider``):
 
     - ``max_tokens_field``: ``"max_completion_tokens"`` (OpenAI's own API, where reasoning
@@ -43,11 +54,6 @@ class OpenAI(HTTPProvider):
     """
 
     dialect: ClassVar[Dialect] = "openai"
-    env_api_key: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
-    env_base_url: ClassVar[str | None] = "OPENAI_BASE_URL"
-    default_base_url: ClassVar[str] = OPENAI_BASE_URL
-    tool_name: ClassVar[re.Pattern[str] | None] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-    tool_name_rule: ClassVar[str] = "1-64 letters, digits, '_' or '-'"
     max_stop: ClassVar[int] = 4
 
     def __init__(

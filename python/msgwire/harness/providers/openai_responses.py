@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from msgwire.types import Dialect, Request
 
 from ._base import HTTPProvider, Problems
 from .capabilities import Capabilities
-from .openai import OPENAI_BASE_URL
+from .openai import OpenAIPlatform
 
 __all__ = ["OpenAIResponses"]
 
 
-class OpenAIResponses(HTTPProvider):
+class OpenAIResponses(OpenAIPlatform, HTTPProvider):
     """The Responses API. ``reasoning`` (an effort, and ``summary="auto"`` to get the reasoning
     back as thinking) is sent as ``reasoning``; ``stop`` has no field here."""
 
     dialect: ClassVar[Dialect] = "openai-responses"
-    env_api_key: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
-    env_base_url: ClassVar[str | None] = "OPENAI_BASE_URL"
-    default_base_url: ClassVar[str] = OPENAI_BASE_URL
-    tool_name: ClassVar[re.Pattern[str] | None] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-    tool_name_rule: ClassVar[str] = "1-64 letters, digits, '_' or '-'"
 
     def _url(self, model: str, stream: bool) -> str:
         return f"{self.base_url}/responses"

@@ -1,7 +1,9 @@
 """Images: sources (url / base64 / path), formats, limits, and recognition (vision / OCR / auto).
 
-Sources: a ``PathSource`` is read from disk (relative to ``root``; through a ``FileResolver``'s
-roots and permissions when one is given); a ``Base64Source`` is decoded strictly; a ``UrlSource``
+Sources: a ``PathSource`` is read from disk through a ``FileResolver``'s roots and permissions
+(the one given as ``files``, else one of ``root``, by default the working directory when the
+recognizer is made: nothing outside it is read, nor a key or credential file, unless
+``allow_any_path=True``); a ``Base64Source`` is decoded strictly; a ``UrlSource``
 is a ``data:`` URL or fetched over http(s) with httpx, at most ``limits.max_bytes`` read, and
 refused before any connection when its host resolves to a private, loopback, link-local or
 otherwise non-public address (unless ``allow_private_urls``); the connection goes to the address
@@ -57,10 +59,10 @@ from msgwire.types import (
 )
 
 from ._blocks import map_blocks
+from .files import FileResolver
 from .resolver import Resolver
 
 if TYPE_CHECKING:
-    from .files import FileResolver
     from .ocr import OcrResult
 
 __all__ = [
@@ -365,10 +367,13 @@ class ImageRecognizer(Resolver):
         max_attempts: int = 3,
         prompt: str = VISION_PROMPT,
         inline_paths: bool = True,
+        allow_any_path: bool = False,
     ) -> None:
         self.vision = vision
         self._ocr = ocr
         self.root = Path(os.path.abspath(root)) if root is not None else None
+        if files is None and not allow_any_path:  # image paths stay where file references do
+            files = FileResolver(self.root)
         self.files = files
         self.limits = limits
         self.max_attempts = max_attempts

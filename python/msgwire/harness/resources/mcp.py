@@ -123,27 +123,42 @@ class Freshness(msgspec.Struct, frozen=True, kw_only=True):
         return min(ours, MAX_TTL_MS / 1000)
 
 
-class ResourceInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """One resource a server lists."""
+class _Listed(msgspec.Struct, frozen=True, kw_only=True):
+    """What a server says of each thing it lists (and which server it is)."""
 
     server_name: str
-    uri: str
     name: str
     mime_type: str | None = None
     description: str | None = None
     title: str | None = None
 
 
-class TemplateInfo(msgspec.Struct, frozen=True, kw_only=True):
+class ResourceInfo(_Listed, frozen=True, kw_only=True):
+    """One resource a server lists."""
+
+    uri: str
+
+
+class TemplateInfo(_Listed, frozen=True, kw_only=True):
     """One resource template a server lists: ``uri_template`` is an RFC 6570 template
     (``greeting://{name}``); a uri made from it is read with ``read`` like any other."""
 
-    server_name: str
     uri_template: str
-    name: str
-    mime_type: str | None = None
-    description: str | None = None
-    title: str | None = None
+
+
+_ListedT = TypeVar("_ListedT", ResourceInfo, TemplateInfo)
+
+
+def _listed(cls: type[_ListedT], server_name: str, item: Any, **own: str) -> _ListedT:
+    """``cls`` of an item of the SDK's listing: the fields every listing has, and ``own``."""
+    return cls(
+        server_name=server_name,
+        name=item.name,
+        mime_type=item.mime_type,
+        description=item.description,
+        title=item.title,
+        **own,
+    )
 
 
 class CacheStats(msgspec.Struct, kw_only=True):
@@ -447,30 +462,12 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
 
     async def _list(self, name: str) -> builtins.list[ResourceInfo]:
         pages = await self._pages(name, lambda c, at: c.client.list_resources(cursor=at, cache_mode="bypass"))
-        return [
-            ResourceInfo(
-                server_name=name,
-                uri=str(r.uri),
-                name=r.name,
-                mime_type=r.mime_type,
-                description=r.description,
-                title=r.title,
-            )
-            for page in pages
-            for r in page.resources
-        ]
+        return [_listed(ResourceInfo, name, r, uri=str(r.uri)) for page in pages for r in page.resources]
 
     async def _templates(self, name: str) -> builtins.list[TemplateInfo]:
         pages = await self._pages(name, lambda c, at: c.client.list_resource_templates(cursor=at, cache_mode="bypass"))
         return [
-            TemplateInfo(
-                server_name=name,
-                uri_template=t.uri_template,
-                name=t.name,
-                mime_type=t.mime_type,
-                description=t.description,
-                title=t.title,
-            )
+            _listed(TemplateInfo, name, t, uri_template=t.uri_template)
             for page in pages
             for t in page.resource_templates
         ]

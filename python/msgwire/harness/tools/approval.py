@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, Union
 
 import msgspec
@@ -87,8 +87,10 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     fingerprint: str
 
 
-Approver = Callable[[list[ApprovalRequest]], Any]
-"""``approver(requests) -> {call_id: Approve | Deny}`` (or an awaitable of it)."""
+Approver = Callable[[list[ApprovalRequest]], Union[Mapping[str, Decision], Awaitable[Mapping[str, Decision]]]]
+"""``approver(requests) -> {call_id: Approve | Deny}`` (or an awaitable of it). Typed so that a
+checker catches an approver that returns something else; at run time such a value, like a call
+left out, is a denial."""
 
 
 class DecisionRecord(msgspec.Struct, frozen=True, kw_only=True):

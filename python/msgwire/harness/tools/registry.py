@@ -9,7 +9,10 @@ an MCP server. ``ToolRegistry`` holds them by name.
 
 Per tool: ``policy`` (an ``ApprovalPolicy``: ``"auto"`` by default), ``timeout`` in seconds
 (``None``: the runner's), ``concurrency_safe`` (``True`` by default; ``False`` makes the tool run
-alone, after every call before it and before every call after it).
+alone, after every call before it and before every call after it), and for a sync function
+``blocking`` (``True`` by default: it runs in the runner's threads; ``False`` says it returns at
+once, so it is called on the event loop without the thread hand-off, 70-100 us here, and a
+timeout cannot stop it).
 
 A function receives a ``ToolContext`` (the call, the runner's ``deps``, and a ``cancelled`` event
 set on timeout or interruption, for sync tools that can stop early) when one of its parameters
@@ -80,6 +83,7 @@ class BaseTool:
     concurrency_safe: bool
     is_async: bool
     needs_context: bool
+    blocking: bool = True  # a sync tool runs in a thread unless False (see the module docs)
 
     def __init__(self, spec: Tool, *, policy: ApprovalPolicy, timeout: float | None, concurrency_safe: bool) -> None:
         self.spec = spec
@@ -147,6 +151,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         timeout: float | None = None,
         concurrency_safe: bool = True,
         describe_returns: bool = True,
+        blocking: bool = True,
     ) -> None:
         check_policy(policy)  # before the work of the schema
         name = name or fn.__name__
@@ -159,6 +164,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         )
         super().__init__(spec, policy=policy, timeout=timeout, concurrency_safe=concurrency_safe)
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        self.blocking = blocking
         self.needs_context = self.model.context_parameter is not None
         self._decode = self.model.decode
         functools.update_wrapper(self, fn)
@@ -222,7 +228,8 @@ class ExecutorTool(BaseTool):
 class ToolOptions(TypedDict, total=False):
     """The options of ``@tool(...)`` and ``@registry.tool(...)`` (``FunctionTool``'s): ``name``
     (the function's), ``description`` (from the docstring), ``policy`` (``"auto"``), ``timeout``
-    (``None``: the runner's), ``concurrency_safe`` (``True``), ``describe_returns`` (``True``)."""
+    (``None``: the runner's), ``concurrency_safe`` (``True``), ``describe_returns`` (``True``),
+    ``blocking`` (``True``: a sync function runs in a thread; ``False``: on the event loop)."""
 
     name: str | None
     description: str | None
@@ -230,6 +237,7 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     concurrency_safe: bool
     describe_returns: bool
+    blocking: bool
 
 
 @overload

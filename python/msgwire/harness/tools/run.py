@@ -17,7 +17,8 @@ Rules:
 - approved calls run concurrently, at most ``limit`` at a time: async tools on the event loop,
   sync tools in a thread pool (context variables copied): by default one pool shared by every
   runner of the process, of ``SHARED_THREADS`` (32) threads at most, so a thousand agents do not
-  make a thousand pools; ``threads=`` gives a runner a pool of its own;
+  make a thousand pools; ``threads=`` gives a runner a pool of its own; a sync tool declared
+  ``blocking=False`` is called on the loop (no thread hand-off; no timeout can stop it);
 - a tool with ``concurrency_safe=False`` runs alone: after every call before it has finished,
   before any call after it starts;
 - a timeout (the tool's, else the runner's) ends the call with an error result; an async tool is
@@ -344,6 +345,8 @@ class ToolRunner:
                 else:
                     async with asyncio.timeout(timeout) as timer:
                         value = await tool.invoke(job.arguments, context)
+            elif not tool.blocking:  # it said it returns at once: the thread hand-off would cost more
+                value = tool.invoke(job.arguments, context)
             else:
                 run = contextvars.copy_context().run
                 future = asyncio.get_running_loop().run_in_executor(

@@ -6,6 +6,8 @@
 //! and recorded as a diagnostic: no `index` (keyed by id, then by position), a repeated
 //! `index` with a different id (a second call), the name after the first arguments.
 
+mod frame;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -49,6 +51,8 @@ pub struct OpenAiChat {
     /// The order this stream sends the keys of its chunks, choices and deltas in (providers
     /// differ: Azure sorts them, OpenRouter adds `provider`, ...).
     order: Orders,
+    /// The bytes its text chunks repeat around the text (see `frame`).
+    frame: frame::Frame,
 }
 
 /// Key orders learned for a chunk, a choice and a delta.
@@ -233,7 +237,7 @@ fn walk_choice<'a>(
     let present = w.object_in(&["index", "delta", "logprobs", "finish_reason"], order, |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta, delta_order)?,
+            1 => walk_delta(w, &mut choice.delta, delta_order, false)?,
             2 => w.skip()?,
             _ => choice.finish_reason = w.str()?,
         }
@@ -244,7 +248,9 @@ fn walk_choice<'a>(
 
 /// The delta, written in place into `slot` (`None` for `null`; the delta is the chunk's largest
 /// part, and moving it out of a return value cost ~5% of the decode). `None`: serde reads the chunk.
-fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut KeyOrder) -> Option<()> {
+/// `escaped`: its text, refusal, reasoning and arguments read as JSON string contents in the
+/// writer's escaping (`Walk::written_str`), for a builder that holds them so (a response's).
+fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut KeyOrder, escaped: bool) -> Option<()> {
     let delta = slot.insert(Delta {
         content: None,
         refusal: None,
@@ -264,14 +270,15 @@ fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut Ke
         "reasoning_details",
         "function_call",
     ];
+    let text = |w: &mut Walk<'a>| if escaped { w.written_str() } else { w.str() };
     let present = w.object_in(&keys, order, |w, key| {
         match key {
             0 => w.skip()?,
-            1 => delta.content = w.str()?.map(TextOrParts::Text),
-            2 => delta.refusal = w.str()?,
-            3 => delta.reasoning_content = w.str()?,
-            4 => delta.reasoning = w.str()?,
-            5 => delta.tool_calls = w.array(walk_tool_call)?,
+            1 => delta.content = text(w)?.map(TextOrParts::Text),
+            2 => delta.refusal = text(w)?,
+            3 => delta.reasoning_content = text(w)?,
+            4 => delta.reasoning = text(w)?,
+            5 => delta.tool_calls = w.array(|w| walk_tool_call(w, escaped))?,
             _ => w.null()?,
         }
         Some(())
@@ -282,7 +289,7 @@ fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut Ke
     Some(())
 }
 
-fn walk_tool_call<'a>(w: &mut Walk<'a>) -> Option<ToolCallDelta<'a>> {
+fn walk_tool_call<'a>(w: &mut Walk<'a>, escaped: bool) -> Option<ToolCallDelta<'a>> {
     let mut call = ToolCallDelta { index: None, id: None, function: None, custom: None };
     let present = w.object(&["index", "id", "function", "custom"], |w, key| {
         match key {
@@ -293,6 +300,7 @@ fn walk_tool_call<'a>(w: &mut Walk<'a>) -> Option<ToolCallDelta<'a>> {
                 let present = w.object(&["name", "arguments"], |w, key| {
                     match key {
                         0 => function.name = w.str()?,
+                        _ if escaped => function.arguments = w.written_str()?,
                         _ => function.arguments = w.str()?,
                     }
                     Some(())
@@ -322,8 +330,12 @@ pub(crate) struct ResponseWalk<'a> {
 }
 
 impl ResponseWalk<'_> {
-    /// Read the chunk into `builder`, as a fresh decoder reads the replayed event.
+    /// Read the chunk into `builder`, as a fresh decoder reads the replayed event. The message's
+    /// text, reasoning and arguments were walked as JSON string contents in the writer's
+    /// escaping, copied to the canonical JSON as they are: `builder` must hold them so
+    /// (`Builder::hold_escaped`).
     pub(crate) fn replay(self, builder: &mut Builder) -> Result<(), Error> {
+        debug_assert!(builder.holds_escaped(), "a walked response's text is escaped");
         // the payload only seeds the ids of `function_call`s, which the walk leaves to the replay
         OpenAiChat::default().on_chunk(self.chunk, "", builder)
     }
@@ -360,7 +372,7 @@ fn walk_response_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
     let present = w.object(&["index", "message", "finish_reason"], |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta, &mut KeyOrder::new())?,
+            1 => walk_delta(w, &mut choice.delta, &mut KeyOrder::new(), true)?,
             _ => choice.finish_reason = w.str()?,
         }
         Some(())
@@ -433,7 +445,15 @@ impl Dialect for OpenAiChat {
             let body: serde_json::Value = parse(payload, builder)?;
             return Err(provider_error(body.get("error").unwrap_or(&body), builder));
         }
-        let chunk = walk_or_parse(payload, |data| walk_chunk(data, &mut self.order), builder)?;
+        let (order, frame) = (&mut self.order, &mut self.frame);
+        let walk = |data| {
+            frame.read(data).or_else(|| {
+                let chunk = walk_chunk(data, order)?;
+                frame.learn(data, &chunk);
+                Some(chunk)
+            })
+        };
+        let chunk = walk_or_parse(payload, walk, builder)?;
         self.on_chunk(chunk, payload, builder)
     }
 
@@ -597,7 +617,12 @@ impl OpenAiChat {
                 }
             }
             None => match id {
-                Some(id) => self.calls.iter().rposition(|c| c.id == id),
+                // a response's calls (no index) are looked up by id, each new one against every
+                // call before it: the last byte first (ids of one server share their length and
+                // prefix), which spares most calls of `memcmp`
+                Some(id) => {
+                    self.calls.iter().rposition(|c| c.id.as_bytes().last() == id.as_bytes().last() && c.id == id)
+                }
                 // No index and no id: a new call when it has a name, else the latest call goes on.
                 None if name.is_none() => self.calls.len().checked_sub(1),
                 None => None,

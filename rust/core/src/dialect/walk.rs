@@ -88,6 +88,25 @@ impl<'a> Walk<'a> {
         Self { data, at: 0 }
     }
 
+    /// A walk of `data` from byte `at` (the start of a value).
+    pub(crate) fn at(data: &'a str, at: usize) -> Self {
+        Self { data, at }
+    }
+
+    /// Where the walk is: the byte after the last value read.
+    pub(crate) fn position(&self) -> usize {
+        self.at
+    }
+
+    /// A string without escapes at the cursor (on its quote), the cursor after it; `None` for
+    /// anything else.
+    pub(crate) fn plain_str(&mut self) -> Option<&'a str> {
+        if self.byte()? != b'"' {
+            return None;
+        }
+        self.plain_string()?
+    }
+
     /// The whole chunk was one value (whitespace after it only).
     pub(crate) fn finish(mut self) -> Option<()> {
         (self.peek().is_none()).then_some(())
@@ -205,6 +224,38 @@ impl<'a> Walk<'a> {
             }
             _ => None,
         }
+    }
+
+    /// A string or `null` as its contents in `json_out`'s escaping (the text between the quotes,
+    /// as the writer would write it): borrowed from the chunk when its escapes already are the
+    /// writer's (none at all, or only those), else read and escaped again. For text copied out
+    /// as it is (`Builder::hold_escaped`): neither unescaped here nor escaped when written.
+    pub(crate) fn written_str(&mut self) -> Option<Option<Cow<'a, str>>> {
+        match self.peek()? {
+            b'n' => return self.literal("null").map(|()| None),
+            b'"' => {}
+            _ => return None,
+        }
+        if let Some(text) = self.plain_string()? {
+            return Some(Some(Cow::Borrowed(text)));
+        }
+        let bytes = self.data.as_bytes();
+        let start = self.at + 1;
+        let mut at = start;
+        loop {
+            at = crate::json_out::next_escape(bytes, at);
+            match *bytes.get(at)? {
+                b'"' => break,
+                b'\\' => match crate::json_out::written_escape(bytes, at) {
+                    Some(length) => at += length,
+                    // another escape (`\/`, `\u00e9`): the text read, and escaped as the writer does
+                    None => return Some(self.str()?.map(|text| Cow::Owned(crate::json_out::escaped(&text)))),
+                },
+                _ => return None, // a control character
+            }
+        }
+        self.at = at + 1;
+        Some(Some(Cow::Borrowed(self.data.get(start..at)?)))
     }
 
     /// A number that serde reads as an `f64` when it is a non-negative integer (what a creation
@@ -522,6 +573,36 @@ mod tests {
         // the learned order read back, and the list's order still read with it
         assert_eq!(read(r#"{"c":3,"a":1,"b":2}"#, &mut order), Some(other.clone()));
         assert_eq!(read(r#"{"a":1,"b":2,"c":3}"#, &mut order), Some(sorted));
+    }
+
+    /// `written_str` gives what the writer writes for the string serde reads, borrowed from
+    /// the chunk when the chunk already holds that (long and short chunks: two scans).
+    #[test]
+    fn written_strings_are_the_writers_escaping_of_what_serde_reads() {
+        let strings = [
+            r#""plain""#,
+            r#""a\"b\\c\n\t\r\b\f\u0000\u001f""#,
+            r#""slash \/ and \u00e9 and \u0041 and \u000A and \u001F""#,
+            r#""\ud83d\ude00 surrogates""#,
+            r#""é😀 raw""#,
+            r#""""#,
+        ];
+        for string in strings {
+            for padding in [0, 5000] {
+                let data = format!("{string}{}", " ".repeat(padding));
+                let text: String = serde_json::from_str(string).expect("JSON");
+                let mut walk = Walk::new(&data);
+                let written = walk.written_str().expect("walked").expect("a string");
+                assert_eq!(written, crate::json_out::escaped(&text), "{string}");
+                let borrowed = matches!(written, std::borrow::Cow::Borrowed(_));
+                assert_eq!(borrowed, string.len() - 2 == written.len(), "{string}: borrowed when already written so");
+                assert!(walk.finish().is_some());
+            }
+        }
+        for bad in ["\"a\u{1}b\"", r#""a\"#, r#""a"#, "7"] {
+            assert_eq!(Walk::new(bad).written_str().flatten(), None, "{bad}");
+        }
+        assert_eq!(Walk::new("null").written_str(), Some(None));
     }
 
     #[test]

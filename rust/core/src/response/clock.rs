@@ -1,5 +1,7 @@
 //! Creation times: canonical timestamps (RFC 3339, UTC) to and from the providers' fields
-//! (`created` / `created_at` as Unix seconds, Ollama's `created_at` as RFC 3339).
+//! (`created` / `created_at` as Unix seconds, Ollama's `created_at` as RFC 3339), and now.
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// An RFC 3339 time: whole seconds since the Unix epoch and the fraction's digits, as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +69,39 @@ pub(super) fn format(seconds: i64, fraction: &str) -> Option<String> {
         return None;
     }
     let (hour, minute, second) = (of_day / 3_600, of_day % 3_600 / 60, of_day % 60);
-    let dot = if fraction.is_empty() { "" } else { "." };
-    Some(format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{dot}{fraction}Z"))
+    // by hand: `format!` with paddings cost more than the rest of a small response's read
+    let mut out = String::with_capacity(21 + fraction.len());
+    for (value, digits, after) in
+        [(year, 4, '-'), (month, 2, '-'), (day, 2, 'T'), (hour, 2, ':'), (minute, 2, ':'), (second, 2, '.')]
+    {
+        push_digits(&mut out, value, digits);
+        if after != '.' {
+            out.push(after);
+        }
+    }
+    if !fraction.is_empty() {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out.push('Z');
+    Some(out)
+}
+
+/// `value` (0 or more) as `digits` decimal digits, zero-padded.
+fn push_digits(out: &mut String, value: i64, digits: u32) {
+    for place in (0..digits).rev() {
+        let digit = value / 10_i64.pow(place) % 10;
+        out.push(char::from(b'0' + u8::try_from(digit).unwrap_or(0)));
+    }
+}
+
+/// Now, as RFC 3339 in UTC with microseconds (as Python's `datetime` holds it).
+pub(super) fn now() -> String {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let seconds = i64::try_from(since.as_secs()).unwrap_or(0);
+    let mut micros = String::with_capacity(6);
+    push_digits(&mut micros, i64::from(since.subsec_micros()), 6);
+    format(seconds, &micros).unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
 }
 
 fn is_leap(year: i64) -> bool {
@@ -123,6 +156,13 @@ mod tests {
         assert_eq!(parse("1969-12-31T23:59:59Z").map(|t| t.seconds), Some(-1));
         assert_eq!(format(-1, "").as_deref(), Some("1969-12-31T23:59:59Z"));
         assert_eq!(format(0, "5").as_deref(), Some("1970-01-01T00:00:00.5Z"));
+        assert_eq!(format(253_402_300_799, "").as_deref(), Some("9999-12-31T23:59:59Z"));
+        assert_eq!(format(-62_135_596_800, "").as_deref(), Some("0001-01-01T00:00:00Z"));
+        assert_eq!(format(253_402_300_800, ""), None);
+        let now = now();
+        let read = parse(&now).expect("now reads back");
+        assert_eq!((now.len(), read.fraction.len()), (27, 6), "{now}");
+        assert!(read.seconds > 1_700_000_000, "{now}");
     }
 
     #[test]

@@ -100,16 +100,18 @@ pub fn to_response_json(message: &[u8], dialect: DialectName, options: &Options)
 }
 
 /// Read a non-streamed response body of `dialect` into the canonical JSON of an assistant
-/// message with this `id`, and this `timestamp` unless the body has its own creation time.
+/// message with this `id`, and this `timestamp` unless the body has its own creation time (an
+/// empty `timestamp`: now).
 pub fn from_response_json(
     body: &[u8],
     dialect: DialectName,
     id: &str,
     timestamp: &str,
 ) -> Result<Vec<u8>, ResponseError> {
+    let timestamp = if timestamp.is_empty() { clock::now() } else { timestamp.to_owned() };
     let fresh = || BuilderOptions {
         id: id.to_owned(),
-        timestamp: timestamp.to_owned(),
+        timestamp: timestamp.clone(),
         provider: dialect.provider().to_owned(),
         record_events: false,
         partial_args: false,
@@ -267,7 +269,13 @@ impl BodyReplay {
         // sized up front: a large reply written into a buffer that doubles is copied again each time
         let mut out = Vec::with_capacity(TAG.len() + size_hint(self.builder.message()));
         out.extend_from_slice(TAG);
-        crate::json_out::to_writer(&mut out, self.builder.message()).map_err(|e| Error::write(&e))?;
+        let message = self.builder.message();
+        let written = if self.builder.holds_escaped() {
+            crate::json_out::to_writer_held(&mut out, message)
+        } else {
+            crate::json_out::to_writer(&mut out, message)
+        };
+        written.map_err(|e| Error::write(&e))?;
         if let Some(brace) = out.get_mut(TAG.len()) {
             *brace = b',';
         }

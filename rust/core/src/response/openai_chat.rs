@@ -235,6 +235,10 @@ fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<
         options.timestamp = timestamp;
     }
     let mut replay = BodyReplay::new(DialectName::OpenAi, options);
+    // the walk read the message's text, reasoning and arguments still escaped
+    if !replay.builder.hold_escaped() {
+        return None;
+    }
     replay.builder.start(walked.id.as_deref(), walked.model.as_deref());
     replay.builder.set_offset(0);
     walked.replay(&mut replay.builder).ok()?;

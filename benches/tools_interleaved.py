@@ -1,0 +1,85 @@
+"""The tool-runner rows of issue 22, measured interleaved inside one running event loop: one tool
+call per message through ``ToolRunner.run`` (approve, then execute), a tool doing nothing.
+Each round times every entry in turn (batches of 200 calls), so a burst of load on a shared
+machine falls on all of them alike; prints each entry's median per call.
+
+Entries: an async tool (``run`` and ``execute`` alone, beside awaiting the function: its floor),
+a sync tool in the shared thread pool (beside a bare ``run_in_executor`` round trip: its floor),
+and a sync tool declared ``blocking=False`` (called on the loop).
+
+Run: ``.venv/bin/python -m benches.tools_interleaved [ROUNDS]`` (30 by default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import msgwire
+from msgwire import ToolCallBlock
+from msgwire.harness import ToolRegistry, ToolRunner
+
+BATCH = 200  # calls per timing
+registry = ToolRegistry()
+
+
+@registry.tool
+async def noop(n: int) -> int:
+    return n
+
+
+@registry.tool
+def noop_sync(n: int) -> int:
+    return n
+
+
+@registry.tool(blocking=False)
+def noop_nonblocking(n: int) -> int:
+    return n
+
+
+def _message(name: str) -> msgwire.AssistantMessage:
+    return msgwire.assistant([ToolCallBlock(id="call_1", name=name, arguments='{"n": 1}')])
+
+
+async def measure(rounds: int) -> dict[str, float]:
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runner = ToolRunner(registry)
+        async_call, sync_call, nonblocking = _message("noop"), _message("noop_sync"), _message("noop_nonblocking")
+        approved = await runner.approve(async_call)
+        entries: dict[str, Callable[[], Awaitable[object]]] = {
+            "async: run": lambda: runner.run(async_call),
+            "async: execute alone": lambda: runner.execute(approved),
+            "async: the function (floor)": lambda: noop.fn(1),
+            "sync, threads: run": lambda: runner.run(sync_call),
+            "sync: run_in_executor (floor)": lambda: loop.run_in_executor(pool, noop_sync.fn, 1),
+            "sync, blocking=False: run": lambda: runner.run(nonblocking),
+        }
+        for call in entries.values():  # warm-up: lazy set-up, the shared pool's first thread
+            await call()
+        times: dict[str, list[float]] = {name: [] for name in entries}
+        for _ in range(rounds):
+            for name, call in entries.items():
+                start = time.perf_counter()
+                for _ in range(BATCH):
+                    await call()
+                times[name].append((time.perf_counter() - start) / BATCH)
+        runner.close()
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    with open("/proc/loadavg") as f:
+        print("load:", f.read().strip())
+    for name, median in asyncio.run(measure(rounds)).items():
+        print(f"  {name:32s} {median * 1e6:8.1f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -66,13 +66,13 @@ class MessageReads(TrailTables):
             if last is None:
                 return _latest_states(
                     cur.rows(
-                        f"SELECT message_id, {self.types.message_bytes('e')} FROM msgwire_entries e "
+                        f"SELECT message_id, {self.types.message_read('e')} FROM msgwire_entries e "
                         "WHERE conversation_id = ? ORDER BY seq",
                         (key,),
                     )
                 )
             recent = cur.rows(
-                f"SELECT {self._state_sql(self.types.message_bytes)} FROM {_FIRSTS} WHERE e.conversation_id = ? "
+                f"SELECT {self._state_sql(self.types.message_read)} FROM {_FIRSTS} WHERE e.conversation_id = ? "
                 "ORDER BY e.seq DESC LIMIT ?",
                 (key, last),
             )

@@ -110,15 +110,17 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
     from msgwire.harness.store import base, open_store
 
     plain_many = base.Cursor.many
-    count = {"batches": 0}
+    paused = f"{prefix}b{pause_in}-0"  # the first message of the batch to be killed in
 
     def many(self: Any, statement: str, params: Any) -> None:
         plain_many(self, statement, params)
+        # The batch is known by its first message's id (a batch may be tried more than once: a
+        # store that assumed a head another writer moved tries again the careful way).
         if statement.startswith("INSERT INTO msgwire_entries"):
-            if count["batches"] == pause_in:
+            first = params[0][3]  # message_id: text (SQLite) or bytes (PostgreSQL)
+            if (first.decode() if isinstance(first, bytes) else first) == paused:
                 ready.set()
                 threading.Event().wait()  # until SIGKILL
-            count["batches"] += 1
 
     base.Cursor.many = many  # type: ignore[method-assign]
     store = open_store(url)

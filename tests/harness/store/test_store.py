@@ -271,14 +271,13 @@ def test_binding_a_conversation_made_in_memory(store: SQLStore) -> None:
 
 
 def _corrupt(store: SQLStore, cid: str, seq: int) -> None:
+    """The entry at ``seq`` and its message (whose bytes the entry holds) made unreadable."""
+    body = b'{"id":"e","seq":1,"timestamp":"not a time","message":{oops},"decision":"x","audit":{}}'
+    at = body.index(b"{oops")
     raw_sql(
         store,
-        "UPDATE msgwire_messages SET data_json = ? WHERE conversation_id = ? AND seq = ?",
-        ("{oops", key(store, cid), seq),
-    )
-    body = b'{"id":"e","seq":1,"timestamp":"not a time","message":{"type":"user"},"decision":"x","audit":{}}'
-    raw_sql(
-        store, "UPDATE msgwire_entries SET body = ? WHERE conversation_id = ? AND seq = ?", (body, key(store, cid), seq)
+        "UPDATE msgwire_entries SET body = ?, message_at = ?, message_len = ? WHERE conversation_id = ? AND seq = ?",
+        (body, at, len(b"{oops}"), key(store, cid), seq),
     )
 
 
@@ -364,10 +363,10 @@ def test_open_store_refuses_other_schemes_and_takes_any_path_as_sqlite(tmp_path:
 
 def test_the_schema_is_versioned_and_a_newer_one_is_refused(store_url: str) -> None:
     store = open_store(store_url)
-    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,)]
+    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,)]
     store.close()
     again = open_store(store_url)  # opening again applies nothing twice
-    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(2,)]
+    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(3,)]
     raw_sql(again, "INSERT INTO msgwire_schema (version, applied_at) VALUES (99, ?)", ("2026-01-01T00:00:00+00:00",))
     again.close()
     with pytest.raises(StoreError, match="version 99"):

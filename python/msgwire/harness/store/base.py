@@ -82,12 +82,13 @@ class Cursor:
 class SQLBase:
     """A store over one SQL database: its transactions and dialect words.
 
-    A backend gives: ``_transaction()`` (a context manager: a ``Cursor`` inside one
-    transaction that takes the write lock), ``_transient(exc)`` (an error after which the
-    transaction was rolled back and may be retried), ``_db_errors()``, ``_failure(exc)`` (the
-    ``StoreError`` of one that is not retried), ``_key`` / ``_unkey`` (an
-    id to its column value and back), ``_time`` / ``_untime``, ``_in(n)`` (a placeholder list for
-    ``IN``), ``_for_update`` and ``_message_sql`` (the message bytes inside an entry's body).
+    A backend gives: ``_transaction(pipelined)`` (a context manager: a ``Cursor`` inside one
+    transaction that takes the write lock; ``pipelined``: its statements read nothing, so they
+    may be sent together with the commit), ``_transient(exc)`` (an error after which the
+    transaction was rolled back and may be retried), ``_conflict(exc)`` (a constraint refused a
+    statement), ``_db_errors()``, ``_failure(exc)`` (the ``StoreError`` of one that is not
+    retried), ``_key`` / ``_unkey`` (an id to its column value and back), ``_time`` /
+    ``_untime``, ``_in(n)`` (a placeholder list for ``IN``) and ``_for_update``.
     """
 
     url: str
@@ -97,10 +98,13 @@ class SQLBase:
 
     # --- dialect hooks (subclasses) -----------------------------------------------------------
 
-    def _transaction(self) -> contextlib.AbstractContextManager[Cursor]:
+    def _transaction(self, *, pipelined: bool = False) -> contextlib.AbstractContextManager[Cursor]:
         raise NotImplementedError
 
     def _transient(self, exc: BaseException) -> bool:
+        raise NotImplementedError
+
+    def _conflict(self, exc: BaseException) -> bool:
         raise NotImplementedError
 
     def _db_errors(self) -> tuple[type[BaseException], ...]:
@@ -126,11 +130,8 @@ class SQLBase:
         return "(" + ",".join("?" * n) + ")"
 
     def _message_sql(self, alias: str) -> str:
-        raise NotImplementedError
-
-    def _json_bytes(self, column: str) -> str:
-        """A text column read as bytes when the driver makes that cheaper (SQLite)."""
-        return column
+        """The message's bytes inside the body of entry ``alias``, as text."""
+        return self.types.message_sql(alias)
 
     def close(self) -> None:
         raise NotImplementedError
@@ -159,6 +160,19 @@ class SQLBase:
                     continue
                 raise self._failure(exc) from exc
         raise AssertionError("unreachable")
+
+    def _run_once(self, work: Callable[[Cursor], T]) -> T | None:
+        """``work`` once, in a pipelined transaction (it reads nothing); ``None`` when a
+        constraint refused a statement, the database rolled it back for contention or the
+        connection was lost: the caller then takes its careful path, which must find out what
+        was stored (an append: its drafts are recognised, never written twice)."""
+        try:
+            with self._transaction(pipelined=True) as cur:
+                return work(cur)
+        except self._db_errors() as exc:
+            if self._conflict(exc) or self._transient(exc):
+                return None
+            raise self._failure(exc) from exc
 
     def _migrate(self, cur: Cursor, current: int) -> None:
         if current > SCHEMA_VERSION:

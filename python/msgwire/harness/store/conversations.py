@@ -93,6 +93,7 @@ class ConversationTables(MessageReads):
         info, rows = self._run(work)
         if info is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
+        self._remember_row(info)  # its next append may assume this head
         entries = self._entries(conversation_id, rows, on_error)
         return Conversation.restore(self._header(info), entries, origin=self._origin(info))
 
@@ -102,10 +103,11 @@ class ConversationTables(MessageReads):
         key = self._key(conversation_id)
 
         def work(cur: Cursor) -> bool:
-            for table in ("msgwire_agents", "msgwire_messages", "msgwire_entries"):
+            for table in ("msgwire_agents", "msgwire_message_rows", "msgwire_entries"):
                 cur.run(f"DELETE FROM {table} WHERE conversation_id = ?", (key,))
             return cur.run("DELETE FROM msgwire_conversations WHERE id = ?", (key,)) > 0
 
+        self._forget(conversation_id)
         return self._run(work)
 
     # --- appending ----------------------------------------------------------------------------
@@ -137,7 +139,7 @@ class ConversationTables(MessageReads):
             )
             for m, entry_id in zip(batch, new_ids(len(batch)), strict=True)
         ]
-        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, None, fresh=True)).results
+        return self._append(conversation_id, drafts, None, fresh=True).results
 
     def update(
         self, conversation_id: str, message: Message, decision: str, audit: Mapping[str, Any] | None = None
@@ -147,12 +149,12 @@ class ConversationTables(MessageReads):
         draft = Draft(
             id=new_id(), timestamp=now(), message=message, decision=decision, audit=dict(audit or {}), how="update"
         )
-        return self._run(lambda cur: self._commit(cur, conversation_id, [draft], None, fresh=True)).results[0]
+        return self._append(conversation_id, [draft], None, fresh=True).results[0]
 
     def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> Committed:
         """Seal and store drafts in one transaction (see ``trail.py``); the ``EntryLedger`` of a
         bound ``Conversation``."""
-        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after))
+        return self._append(conversation_id, drafts, after, fresh=False)
 
     def since(self, conversation_id: str, after: int, /) -> list[Entry]:
         """The stored entries with a seq above ``after``."""
@@ -205,16 +207,16 @@ class ConversationTables(MessageReads):
                 "message_len FROM msgwire_entries WHERE conversation_id = ? AND seq <= ?",
                 (new_key, key, upto),
             )
-            # Each message at its last state up to `upto`, its row from the entry that set it.
+            # Each message at its last state up to `upto`: the last of its entries kept (one pass
+            # over them for the messages with a later state).
             cur.run(
-                "INSERT INTO msgwire_messages (conversation_id, seq, id, kind, timestamp, data_json, state_seq) "
-                f"SELECT ?, m.seq, m.id, m.kind, m.timestamp, CASE WHEN m.state_seq <= ? THEN m.data_json ELSE "
-                f"(SELECT {self._message_sql('e')} FROM msgwire_entries e WHERE e.conversation_id = m.conversation_id "
-                "AND e.message_id = m.id AND e.seq <= ? ORDER BY e.seq DESC LIMIT 1) END, "
-                "CASE WHEN m.state_seq <= ? THEN m.state_seq ELSE (SELECT max(e.seq) FROM msgwire_entries e "
-                "WHERE e.conversation_id = m.conversation_id AND e.message_id = m.id AND e.seq <= ?) END "
-                "FROM msgwire_messages m WHERE m.conversation_id = ? AND m.seq <= ?",
-                (new_key, upto, upto, upto, upto, key, upto),
+                "INSERT INTO msgwire_message_rows (conversation_id, id, seq, kind, timestamp, state_seq) "
+                "SELECT ?, m.id, m.seq, m.kind, m.timestamp, CASE WHEN m.state_seq <= ? THEN m.state_seq "
+                "ELSE kept.seq END FROM msgwire_message_rows m LEFT JOIN (SELECT e.message_id, max(e.seq) AS seq "
+                "FROM msgwire_entries e WHERE e.conversation_id = ? AND e.seq <= ? AND e.message_id IN "
+                "(SELECT id FROM msgwire_message_rows WHERE conversation_id = ? AND state_seq > ?) "
+                "GROUP BY e.message_id) kept ON kept.message_id = m.id WHERE m.conversation_id = ? AND m.seq <= ?",
+                (new_key, upto, key, upto, key, upto, key, upto),
             )
             return new
 

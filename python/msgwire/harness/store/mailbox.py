@@ -59,6 +59,7 @@ class SwarmTables(TrailTables):
     """A swarm's agents and mail in SQL (the ``SwarmStore`` calls; see ``msgwire.harness.store``)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._mail_cond = threading.Condition()
         self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
         self._mail_wakes = 0  # how many times wake_waiters was called

@@ -74,6 +74,8 @@ _NOT_NOW = (
 )
 _LOST_STATES = ("57P01", "57P02", "57P03")  # admin shutdown, crash shutdown, cannot connect now
 _TABLE = "'msgwire_mail'::regclass::oid"  # this store's mail table, as a NOTIFY names it
+_IDLE = psycopg.pq.TransactionStatus.IDLE
+_IN_ERROR = psycopg.pq.TransactionStatus.INERROR
 
 
 @lru_cache(maxsize=512)
@@ -155,9 +157,13 @@ class PostgresStore(SQLStore):
                 pause = min(pause * 2, 0.5)
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Cursor]:
+    def _transaction(self, *, pipelined: bool = False) -> Iterator[Cursor]:
         conn = self._pool.take()
         try:
+            if pipelined:
+                with self._pipelined(conn) as cur:
+                    yield cur
+                return
             try:
                 with conn.cursor() as raw:
                     yield Cursor(raw, _placeholders)
@@ -170,15 +176,58 @@ class PostgresStore(SQLStore):
             except psycopg.Error as exc:
                 if not _lost(exc):
                     raise
-                raise StoreUnavailableError(
-                    f"{self.url}: the connection was lost while committing, so the transaction may or may "
-                    f"not have been stored: {_words(exc)}"
-                ) from exc
+                raise self._lost_commit(exc) from exc
         finally:  # kept unless lost, or left mid-statement (an interrupt): no next caller inherits that
-            self._pool.give(conn, keep=conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
+            self._pool.give(conn, keep=conn.info.transaction_status == _IDLE)
+
+    @contextlib.contextmanager
+    def _pipelined(self, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
+        """One transaction in one round trip: ``BEGIN``, the statements (which read nothing) and
+        ``COMMIT`` leave together in pipeline mode, and one Sync brings every answer back. A
+        statement the server refused aborts the rest: its error is raised, nothing is stored.
+        A lost connection is raised as it is, the outcome unknown: the append that asked for
+        this runs again the careful way, which finds out (appends are idempotent)."""
+        conn.autocommit = True  # else psycopg begins the transaction with a round trip of its own
+        failure: BaseException | None = None  # the first error: raised once the pipeline is closed
+        try:
+            with conn.cursor() as raw:
+                try:
+                    # Nothing raises out of this block: psycopg would log what closing it raised then.
+                    with conn.pipeline():  # leaving it sends the Sync and reads every answer
+                        try:
+                            raw.execute("BEGIN")
+                        except psycopg.Error as exc:
+                            failure = exc
+                        try:
+                            yield Cursor(raw, _placeholders)
+                        except BaseException as exc:
+                            failure = failure or exc
+                        try:
+                            raw.execute("ROLLBACK" if failure else "COMMIT")
+                        except psycopg.Error as exc:
+                            failure = failure or exc
+                except psycopg.Error as exc:
+                    failure = failure or exc
+            if conn.info.transaction_status == _IN_ERROR:
+                with contextlib.suppress(psycopg.Error):
+                    conn.rollback()  # a statement failed: the transaction stored nothing
+            if failure is not None:
+                raise failure
+        finally:
+            if conn.info.transaction_status == _IDLE:
+                conn.autocommit = False
+
+    def _lost_commit(self, exc: psycopg.Error) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"{self.url}: the connection was lost while committing, so the transaction may or may "
+            f"not have been stored: {_words(exc)}"
+        )
 
     def _transient(self, exc: BaseException) -> bool:
         return isinstance(exc, _CONTENTION) or _lost(exc)
+
+    def _conflict(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.IntegrityError)
 
     def _db_errors(self) -> tuple[type[BaseException], ...]:
         return (psycopg.Error,)
@@ -213,9 +262,6 @@ class PostgresStore(SQLStore):
 
     def _in(self, n: int) -> str:
         return "(" + ",".join("?" * n) + ")"
-
-    def _message_sql(self, alias: str) -> str:
-        return f"convert_from(substring({alias}.body from {alias}.message_at + 1 for {alias}.message_len), 'UTF8')"
 
     # --- mail ---------------------------------------------------------------------------------
 

@@ -1,12 +1,15 @@
-"""Reading a store without its entries: a conversation's row (``info``, ``conversations``), its
-messages: the latest state of each message in
-one query (all, or the last N), as a ``Session``, or every row of a table in pages for an
-export (``msgwire.harness.store.parquet``)."""
+"""Reading a store: a conversation's row (``info``, ``conversations``), its messages (the latest
+state of each, in one query: all, or the last N), as a ``Session``, or every row of a table in
+pages for an export (``msgwire.harness.store.parquet``).
+
+A message's bytes are in its entries (``msgwire_message_rows`` says which entry holds its latest
+state): all the messages are one pass over the entries, each message where it first appeared
+and at its last state; the last N are the message rows joined to the entries that hold them."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -21,11 +24,10 @@ from .trail import INFO, TrailTables
 __all__ = ["MessageReads"]
 
 _message_decoder = msgspec.json.Decoder(Message)
-# the message rows of a conversation (all, or the last N), in order
-_ALL_JSON = "SELECT {column} FROM msgwire_messages WHERE conversation_id = ? ORDER BY seq"
-_LAST_JSON = (
-    "SELECT {column} FROM (SELECT seq, data_json FROM msgwire_messages WHERE conversation_id = ? "
-    "ORDER BY seq DESC LIMIT ?) recent ORDER BY seq"
+# Each message's first entry and its row, in the entries' (conversation, seq) order.
+_FIRSTS = (
+    "msgwire_entries e JOIN msgwire_message_rows m ON m.conversation_id = e.conversation_id "
+    "AND m.id = e.message_id AND m.seq = e.seq"
 )
 
 
@@ -58,27 +60,44 @@ class MessageReads(TrailTables):
         if last is not None and last < 0:
             raise ValueError(f"last must be at least 0, got {last}")
 
-        column = self._json_bytes("data_json")
-
-        def work(cur: Cursor) -> list[tuple[Any, ...]] | None:
+        def work(cur: Cursor) -> list[Any] | None:
             if cur.one("SELECT 1 FROM msgwire_conversations WHERE id = ?", (key,)) is None:
                 return None
             if last is None:
-                return cur.rows(_ALL_JSON.format(column=column), (key,))
-            return cur.rows(_LAST_JSON.format(column=column), (key, last))
+                return _latest_states(
+                    cur.rows(
+                        f"SELECT message_id, {self.types.message_bytes('e')} FROM msgwire_entries e "
+                        "WHERE conversation_id = ? ORDER BY seq",
+                        (key,),
+                    )
+                )
+            recent = cur.rows(
+                f"SELECT {self._state_sql(self.types.message_bytes)} FROM {_FIRSTS} WHERE e.conversation_id = ? "
+                "ORDER BY e.seq DESC LIMIT ?",
+                (key, last),
+            )
+            return [r[0] for r in reversed(recent)]
 
-        rows = self._run(work)
-        if rows is None:
+        found = self._run(work)
+        if found is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
-        # One typed decode per row: joining 100,000 rows into one array first costs more than
+        # One typed decode per message: joining 100,000 into one array first costs more than
         # the per-call overhead it saves (a 120 MB copy: 0.78 -> 0.57 s for 100k messages).
         # Any failure (an unknown message type, a bad row) goes to the slow path, which says which.
         decode = _message_decoder.decode
         try:
-            return [decode(r[0]) for r in rows]
+            return [decode(data) for data in found]
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             pass
         return self._messages_slow(conversation_id, last, on_error)
+
+    def _state_sql(self, slice_of: Callable[[str], str]) -> str:
+        """The message of a first entry ``e`` (row ``m``) at its latest state, as ``slice_of``
+        cuts it from the entry that holds it (``e`` itself unless the message changed since)."""
+        return (
+            f"CASE WHEN m.state_seq = e.seq THEN {slice_of('e')} ELSE (SELECT {slice_of('s')} FROM "
+            "msgwire_entries s WHERE s.conversation_id = e.conversation_id AND s.seq = m.state_seq) END"
+        )
 
     def _messages_slow(self, conversation_id: str, last: int | None, on_error: OnError) -> list[Message]:
         key = self._key(conversation_id)
@@ -130,21 +149,25 @@ class MessageReads(TrailTables):
         ``(conversation_id, seq, id, kind, timestamp, data_json)``, ``entries`` rows
         ``(conversation_id, seq, id, message_id, decision, timestamp, hash, body)``, ids as
         strings and bodies as text."""
-        columns = {
-            "messages": "conversation_id, seq, id, kind, timestamp, data_json",
-            "entries": "conversation_id, seq, id, message_id, decision, timestamp, hash, body",
+        columns, source = {
+            "messages": (
+                f"e.conversation_id, e.seq, m.id, m.kind, m.timestamp, {self._state_sql(self.types.message_sql)}",
+                _FIRSTS,
+            ),
+            "entries": ("e.conversation_id, e.seq, e.id, e.message_id, e.decision, e.timestamp, e.hash, e.body", ""),
         }[table]
-        where, params = ("conversation_id = ? AND ", [self._key(conversation_id)]) if conversation_id else ("", [])
+        source = source or "msgwire_entries e"
+        where, params = ("e.conversation_id = ? AND ", [self._key(conversation_id)]) if conversation_id else ("", [])
         last: tuple[Any, int] | None = None
         while True:
-            page = f"SELECT {columns} FROM msgwire_{table} WHERE {where}"
+            page = f"SELECT {columns} FROM {source} WHERE {where}"
             args: list[Any] = list(params)
             if last is not None:
-                page += "(conversation_id > ? OR (conversation_id = ? AND seq > ?))"
+                page += "(e.conversation_id > ? OR (e.conversation_id = ? AND e.seq > ?))"
                 args += [last[0], last[0], last[1]]
             else:
                 page += "1 = 1"
-            page += " ORDER BY conversation_id, seq LIMIT ?"
+            page += " ORDER BY e.conversation_id, e.seq LIMIT ?"
             rows = self._run(functools.partial(_page, sql=page, params=(*args, batch)))
             if not rows:
                 return
@@ -170,3 +193,17 @@ class MessageReads(TrailTables):
 
 def _page(cur: Cursor, *, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     return cur.rows(sql, params)
+
+
+def _latest_states(rows: list[tuple[Any, Any]]) -> list[Any]:
+    """From ``(message id, message bytes)`` rows in entry order: each message where it first
+    appeared, at its last state."""
+    at: dict[Any, int] = {}
+    found: list[Any] = []
+    for message_id, data in rows:
+        place = at.setdefault(message_id, len(found))
+        if place == len(found):
+            found.append(data)
+        else:
+            found[place] = data
+    return found

@@ -15,23 +15,48 @@ from dataclasses import dataclass
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Types", "migrations"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version this msgwire writes; a database with a later one is refused (``StoreError``)."""
 
 
 @dataclass(frozen=True)
 class Types:
-    """Column types of one SQL dialect."""
+    """Column types and a few words of one SQL dialect."""
 
     key: str  # an id: any string
     blob: str  # bytes kept as they are
     time: str  # a UTC timestamp
     serial: str  # an integer key the database assigns
+    keyed: str  # after a table of small rows stored in its primary key's order
+    message_slice: str  # the message's bytes inside an entry's body ({e}: the entry's alias)
+    text: str  # UTF-8 bytes as text ({}: the bytes)
+
+    def message_bytes(self, alias: str) -> str:
+        """The message's own bytes (``msgwire.dumps``) inside the body of entry ``alias``."""
+        return self.message_slice.format(e=alias)
+
+    def message_sql(self, alias: str) -> str:
+        """The same as text."""
+        return self.text.format(self.message_bytes(alias))
 
 
-SQLITE = Types(key="TEXT", blob="BLOB", time="TEXT", serial="INTEGER PRIMARY KEY")
+SQLITE = Types(
+    key="TEXT",
+    blob="BLOB",
+    time="TEXT",
+    serial="INTEGER PRIMARY KEY",
+    keyed=" WITHOUT ROWID",  # one B-tree, not a table and its primary key's index
+    message_slice="substr({e}.body, {e}.message_at + 1, {e}.message_len)",
+    text="CAST({} AS TEXT)",
+)
 POSTGRES = Types(
-    key="BYTEA", blob="BYTEA", time="TIMESTAMPTZ", serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+    key="BYTEA",
+    blob="BYTEA",
+    time="TIMESTAMPTZ",
+    serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    keyed="",
+    message_slice="substring({e}.body from {e}.message_at + 1 for {e}.message_len)",
+    text="convert_from({}, 'UTF8')",
 )
 
 
@@ -110,7 +135,52 @@ def _v2(t: Types) -> list[str]:
     return ["ALTER TABLE msgwire_conversations ADD COLUMN chain TEXT"]
 
 
-MIGRATIONS = {1: _v1, 2: _v2}
+def _v3(t: Types) -> list[str]:
+    """An append writes less (issue 22): a message's bytes once, in its entry (the message row
+    keeps where its latest state is: ``state_seq``; ``msgwire_messages`` is now a view with the
+    columns it had), and two indexes fewer on the entries (their ids unique, and by message):
+    what an append looks up is the message rows' primary key, what a fork or a retried draft
+    looks up is read in one pass over the entries. The entries move to a table without the
+    unique constraint (SQLite cannot drop one), their rows as they are."""
+    entry_columns = "conversation_id, seq, id, message_id, decision, timestamp, body, hash, message_at, message_len"
+    return [
+        f"""CREATE TABLE msgwire_entries_v3 (
+            conversation_id {t.key} NOT NULL REFERENCES msgwire_conversations (id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL,
+            id {t.key} NOT NULL,
+            message_id {t.key} NOT NULL,
+            decision {t.key} NOT NULL,
+            timestamp {t.time} NOT NULL,
+            body {t.blob} NOT NULL,
+            hash TEXT NOT NULL,
+            message_at INTEGER NOT NULL,
+            message_len INTEGER NOT NULL,
+            CONSTRAINT msgwire_entries_seq PRIMARY KEY (conversation_id, seq)
+        )""",
+        f"INSERT INTO msgwire_entries_v3 ({entry_columns}) SELECT {entry_columns} FROM msgwire_entries",
+        "DROP TABLE msgwire_entries",
+        "ALTER TABLE msgwire_entries_v3 RENAME TO msgwire_entries",
+        f"""CREATE TABLE msgwire_message_rows (
+            conversation_id {t.key} NOT NULL REFERENCES msgwire_conversations (id) ON DELETE CASCADE,
+            id {t.key} NOT NULL,
+            seq BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            timestamp {t.time},
+            state_seq BIGINT NOT NULL,
+            CONSTRAINT msgwire_message_rows_id PRIMARY KEY (conversation_id, id)
+        ){t.keyed}""",
+        "INSERT INTO msgwire_message_rows (conversation_id, id, seq, kind, timestamp, state_seq) "
+        "SELECT conversation_id, id, seq, kind, timestamp, state_seq FROM msgwire_messages",
+        "DROP TABLE msgwire_messages",
+        f"""CREATE VIEW msgwire_messages AS
+            SELECT m.conversation_id AS conversation_id, m.seq AS seq, m.id AS id, m.kind AS kind,
+                m.timestamp AS timestamp, {t.message_sql("e")} AS data_json, m.state_seq AS state_seq
+            FROM msgwire_message_rows m
+            JOIN msgwire_entries e ON e.conversation_id = m.conversation_id AND e.seq = m.state_seq""",
+    ]
+
+
+MIGRATIONS = {1: _v1, 2: _v2, 3: _v3}
 """Version -> the statements that bring the schema from the version before to it."""
 
 

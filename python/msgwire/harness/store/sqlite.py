@@ -104,7 +104,7 @@ class SQLiteStore(SQLStore):
         raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Cursor]:
+    def _transaction(self, *, pipelined: bool = False) -> Iterator[Cursor]:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -117,6 +117,9 @@ class SQLiteStore(SQLStore):
     def _transient(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.OperationalError) and any(word in str(exc) for word in _TRANSIENT)
 
+    def _conflict(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.IntegrityError)
+
     def _db_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
@@ -124,12 +127,6 @@ class SQLiteStore(SQLStore):
         cur.run("CREATE TABLE IF NOT EXISTS msgwire_schema (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
         row = cur.one("SELECT max(version) FROM msgwire_schema")
         self._migrate(cur, row[0] if row and row[0] is not None else 0)
-
-    def _message_sql(self, alias: str) -> str:
-        return f"CAST(substr({alias}.body, {alias}.message_at + 1, {alias}.message_len) AS TEXT)"
-
-    def _json_bytes(self, column: str) -> str:
-        return f"CAST({column} AS BLOB)"  # no UTF-8 decode per row: the joined bytes are decoded once
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         self._wait_local(after, min(timeout, self.poll_interval), wakes)

@@ -3,12 +3,20 @@
 Appends: one transaction per batch. It locks the conversation's head (SQLite: the database's
 write lock from ``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE`` on the
 conversation's row), seals each entry at the next ``seq`` chained to the stored head hash,
-writes the entries, the message rows and the new head, and commits: ``seq`` is gap-free per
+writes the new head, the entries and the message rows, and commits: ``seq`` is gap-free per
 conversation and a batch is there entirely or not at all. Whether a draft is appended is the
 trail's own rule (``audit.admission``): a draft whose message id is already stored (or whose
 entry id is) is a no-op that returns the stored entry, so an append retried after a lost reply
 never duplicates anything. A mode change or branch switch updates the stored header by
 ``audit.apply_change``, the rule a conversation in memory follows.
+
+The assumed head: a store remembers the head it last committed for each conversation
+(``_heads``, a hint only). With it, an append of new messages reads nothing: it seals after
+that head and writes at once, and the head's own ``UPDATE`` checks it (its ``seq`` becomes NULL,
+which the column refuses, when the stored head is another); a message already stored fails its
+row's primary key. Either refusal rolls the transaction back and the append runs again the
+careful way, so a wrong hint costs time, never correctness. PostgreSQL sends such a transaction
+in one round trip (``postgres.py``).
 """
 
 from __future__ import annotations
@@ -61,12 +69,17 @@ _INSERT_ENTRY = (
     "message_at, message_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_MESSAGE = (
-    "INSERT INTO msgwire_messages (conversation_id, seq, id, kind, timestamp, data_json, state_seq) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO msgwire_message_rows (conversation_id, id, seq, kind, timestamp, state_seq) VALUES (?, ?, ?, ?, ?, ?)"
 )
-_UPDATE_MESSAGE = (
-    "UPDATE msgwire_messages SET data_json = ?, state_seq = ?, timestamp = ? WHERE conversation_id = ? AND id = ?"
+_UPDATE_MESSAGE = "UPDATE msgwire_message_rows SET state_seq = ?, timestamp = ? WHERE conversation_id = ? AND id = ?"
+# The head's UPDATE when it was assumed: a NULL seq (refused: NOT NULL) unless the stored head is it
+# (and, when the batch changes the header, the stored header fields are those it was changed from).
+_MOVE_ASSUMED = "head_seq = CASE WHEN head_seq = ? AND head_hash = ?{header} THEN ? END"
+_SAME_HEADER = (
+    " AND (system_prompt = ? OR (system_prompt IS NULL AND CAST(? AS TEXT) IS NULL))"
+    " AND (mode = ? OR (mode IS NULL AND CAST(? AS TEXT) IS NULL)) AND branch = ? AND modes = ?"
 )
+_HEADS_KEPT = 4096  # conversations whose head a store remembers (the oldest forgotten first)
 ENTRY_ROWS = "SELECT seq, body, hash, timestamp FROM msgwire_entries WHERE conversation_id = ?"
 """The entries of a conversation, as ``_entries`` reads them (add the conditions and the order)."""
 INFO = (
@@ -108,17 +121,58 @@ class TrailTables(SQLBase):
     """Entries and message rows (see the module docs); the layer ``ConversationTables`` and
     ``SwarmTables`` write through."""
 
+    _assume_heads = True  # whether appends try the assumed head first (see the module docs)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._heads: dict[str, _Head] = {}  # conversation id -> the head this store last committed
+
+    def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
+        """Seal and store ``drafts`` in one transaction: after the assumed head when there is
+        one and every draft may be new, else (or when the database refused it) the careful way."""
+        assumed = self._heads.get(conversation_id) if self._assume_heads and drafts else None
+        # Nothing to read first (no entries since `after`, no stored message to update), and an
+        # attempt refused, or lost with its outcome unknown, is found again the careful way if
+        # it was stored after all: among the entries since `after`, or (every draft a new
+        # message) by its messages' rows, keyed by message id, else by entry id.
+        if (
+            assumed is not None
+            and all(d.how != "update" for d in drafts)
+            and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
+        ):
+            committed = self._run_once(
+                lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
+            )
+            if committed is not None:
+                return committed
+        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh))
+
     def _commit(
-        self, cur: Cursor, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool = False
+        self,
+        cur: Cursor,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        *,
+        fresh: bool = False,
+        assumed: _Head | None = None,
     ) -> Committed:
         """Seal and write ``drafts`` after the stored head; ``fresh``: their entry ids were just
-        made, so none can be a retry of a stored one."""
+        made, so none can be a retry of a stored one; ``assumed``: the head, not read (nor the
+        stored messages: every draft is taken for a new message), checked by the database."""
         key = self._key(conversation_id)
-        head = self._lock_head(cur, conversation_id)
-        first_head = head.seq
         message_keys = [message_key(d.message) or d.id for d in drafts]
-        known = self._known_messages(cur, key, message_keys)
-        known_entries = {} if fresh else self._known_entries(cur, key, [d.id for d in drafts])
+        if assumed is None:
+            head = self._lock_head(cur, conversation_id)
+            known = self._known_messages(cur, key, message_keys)
+        else:
+            head, known = msgspec.structs.replace(assumed), {}
+        first_head = head.seq
+        # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
+        catch_up = (
+            self._read_entries(cur, conversation_id, range(after + 1, first_head + 1)) if after is not None else []
+        )
+        retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)
         results: list[Entry | int] = []
         rows = _Rows()
         seq, prev = head.seq, head.hash
@@ -126,8 +180,8 @@ class TrailTables(SQLBase):
         # a batch's drafts share one timestamp: each distinct one formatted once
         times = {stamp: self._time(stamp) for stamp in {d.timestamp for d in drafts}}
         for draft, mkey in zip(drafts, message_keys, strict=True):
-            if draft.id in known_entries:
-                results.append(known_entries[draft.id])
+            if draft.id in retried:
+                results.append(retried[draft.id])
                 continue
             kind = draft.message.type
             stored = known.get(mkey)
@@ -144,26 +198,85 @@ class TrailTables(SQLBase):
                 known[mkey] = (kind, seq)
             header_changed = apply_change(head, sealed.entry) or header_changed
             results.append(sealed.entry)
-        rows.write(cur)
         if rows.entries:
-            sets, params = "head_seq = ?, head_hash = ?, updated_at = ?", [seq, prev, self._time(now())]
+            params: list[Any] = [seq]
+            sets = "head_seq = ?"
+            if assumed is not None and not header_changed:
+                sets, params = _MOVE_ASSUMED.format(header=""), [assumed.seq, assumed.hash, seq]
+            elif assumed is not None:
+                sets = _MOVE_ASSUMED.format(header=_SAME_HEADER)
+                params = [assumed.seq, assumed.hash, *_header_values(assumed), seq]
+            sets += ", head_hash = ?, updated_at = ?"
+            params += [prev, self._time(now())]
             if header_changed:
                 sets += ", system_prompt = ?, mode = ?, branch = ?"
                 params += [head.system_prompt, head.mode, head.branch]
             cur.run(f"UPDATE msgwire_conversations SET {sets} WHERE id = ?", (*params, key))
-        # Entries to read back: other writers' since `after`, and those of no-op drafts.
-        wanted = {r for r in results if isinstance(r, int)}
-        stored_entries: dict[int, Entry] = {}
-        if after is not None and after < first_head:
-            wanted.update(range(after + 1, first_head + 1))
-        if wanted:
-            found = cur.rows(ENTRY_ROWS + " AND seq IN " + self._in(len(wanted)), (key, *sorted(wanted)))
-            stored_entries = {e.seq: e for e in self._entries(conversation_id, found, "raise")}
+            rows.write(cur)
+            head.seq, head.hash = seq, prev
+        self._remember(conversation_id, head)
+        # The stored entries of no-op drafts (older than the catch-up: read now).
+        wanted = sorted({r for r in results if isinstance(r, int)} - {e.seq for e in catch_up})
+        stored_entries = {e.seq: e for e in catch_up}
+        stored_entries.update((e.seq, e) for e in self._read_entries(cur, conversation_id, wanted))
         new = [r for r in results if isinstance(r, Entry)]
-        catch_up = [stored_entries[s] for s in range(after + 1, first_head + 1)] if after is not None else []
         return Committed(
             entries=catch_up + new, results=[stored_entries[r] if isinstance(r, int) else r for r in results]
         )
+
+    def _remember(self, conversation_id: str, head: _Head) -> None:
+        heads = self._heads
+        if conversation_id not in heads and len(heads) >= _HEADS_KEPT:
+            heads.pop(next(iter(heads)), None)  # the oldest remembered
+        heads[conversation_id] = head
+
+    def _remember_row(self, row: tuple[Any, ...]) -> None:
+        """The head of a conversation's row as read (``INFO``), remembered."""
+        self._remember(
+            self._unkey(row[0]),
+            _Head(
+                seq=row[10],
+                hash=row[11],
+                system_prompt=row[2],
+                mode=row[3],
+                modes=_modes_decoder.decode(row[13]),
+                branch=row[4],
+            ),
+        )
+
+    def _forget(self, conversation_id: str) -> None:
+        self._heads.pop(conversation_id, None)
+
+    def _read_entries(self, cur: Cursor, conversation_id: str, seqs: Sequence[int]) -> list[Entry]:
+        """The stored entries at ``seqs`` (a range or a sorted list), in seq order."""
+        if not seqs:
+            return []
+        key = self._key(conversation_id)
+        if isinstance(seqs, range):
+            found = cur.rows(ENTRY_ROWS + " AND seq >= ? AND seq < ? ORDER BY seq", (key, seqs.start, seqs.stop))
+        else:
+            found = cur.rows(ENTRY_ROWS + " AND seq IN " + self._in(len(seqs)) + " ORDER BY seq", (key, *seqs))
+        return self._entries(conversation_id, found, "raise")
+
+    def _retried(
+        self,
+        cur: Cursor,
+        key: Any,
+        drafts: Sequence[Draft],
+        catch_up: list[Entry],
+        after: int | None,
+    ) -> dict[str, int]:
+        """Drafts already stored under their entry id (a retry whose reply was lost) -> their
+        seq: the entries since ``after`` hold them (read already: ``catch_up``); with no
+        ``after``, one pass over the conversation's."""
+        ids = {d.id for d in drafts}
+        if after is not None:
+            return {e.id: e.seq for e in catch_up if e.id in ids}
+        rows = cur.rows(
+            "SELECT id, seq FROM msgwire_entries WHERE conversation_id = ? AND id IN " + self._in(len(ids)),
+            (key, *(self._key(i) for i in ids)),
+        )
+        return {self._unkey(r[0]): r[1] for r in rows}
 
     def _stage(self, rows: _Rows, key: Any, sealed: Sealed, mkey: str, stamp: Any, *, new: bool) -> None:
         """The rows of one sealed entry: the entry, and its message's row (new, or its new state)."""
@@ -182,13 +295,12 @@ class TrailTables(SQLBase):
                 sealed.message_len,
             )
         )
-        data = sealed.body[sealed.message_at : sealed.message_at + sealed.message_len].decode()
         made = getattr(entry.message, "timestamp", None)
         when = self._time(made) if isinstance(made, dt.datetime) else None
         if new:
-            rows.inserts.append((key, entry.seq, self._key(mkey), entry.message.type, when, data, entry.seq))
+            rows.inserts.append((key, self._key(mkey), entry.seq, entry.message.type, when, entry.seq))
         else:
-            rows.updates.append((data, entry.seq, when, key, self._key(mkey)))
+            rows.updates.append((entry.seq, when, key, self._key(mkey)))
 
     def _lock_head(self, cur: Cursor, conversation_id: str) -> _Head:
         row = cur.one(
@@ -209,17 +321,11 @@ class TrailTables(SQLBase):
         """Stored messages among ``ids``: id -> (kind, the seq of the entry that added it)."""
         unique = list(dict.fromkeys(ids))
         rows = cur.rows(
-            "SELECT id, kind, seq FROM msgwire_messages WHERE conversation_id = ? AND id IN " + self._in(len(unique)),
+            "SELECT id, kind, seq FROM msgwire_message_rows WHERE conversation_id = ? AND id IN "
+            + self._in(len(unique)),
             (key, *(self._key(i) for i in unique)),
         )
         return {self._unkey(r[0]): (r[1], r[2]) for r in rows}
-
-    def _known_entries(self, cur: Cursor, key: Any, ids: list[str]) -> dict[str, int]:
-        rows = cur.rows(
-            "SELECT id, seq FROM msgwire_entries WHERE conversation_id = ? AND id IN " + self._in(len(ids)),
-            (key, *(self._key(i) for i in ids)),
-        )
-        return {self._unkey(r[0]): r[1] for r in rows}
 
     # --- a conversation made elsewhere (in memory, an import, a fork) ---------------------------
 
@@ -265,6 +371,17 @@ class TrailTables(SQLBase):
                 _chain_column(header, origin),
             ),
         )
+        self._remember(
+            header.conversation_id,
+            _Head(
+                seq=head[0],
+                hash=head[1],
+                system_prompt=header.system_prompt,
+                mode=header.mode,
+                modes=dict(header.modes),
+                branch=header.branch,
+            ),
+        )
         return True
 
     def _insert_entries(self, cur: Cursor, conversation_id: str, entries: Sequence[Entry], head: str) -> None:
@@ -290,6 +407,8 @@ class TrailTables(SQLBase):
                 "UPDATE msgwire_conversations SET head_seq = ?, head_hash = ?, updated_at = ? WHERE id = ?",
                 (last.seq, head, self._time(last.timestamp), key),
             )
+            stored.seq, stored.hash = last.seq, head
+        self._remember(conversation_id, stored)
 
     # --- rows -> objects ----------------------------------------------------------------------
 
@@ -376,6 +495,12 @@ class TrailTables(SQLBase):
             head=head_hash,
             metadata=_metadata_decoder.decode(meta),
         )
+
+
+def _header_values(head: _Head) -> list[Any]:
+    """The parameters of ``_SAME_HEADER``: the header fields ``head`` says are stored."""
+    modes = msgspec.json.encode(head.modes).decode()
+    return [head.system_prompt, head.system_prompt, head.mode, head.mode, head.branch, modes]
 
 
 def _chain_column(header: AuditHeader, origin: Origin | None) -> str | None:

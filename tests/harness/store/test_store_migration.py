@@ -1,0 +1,94 @@
+"""Stores written by earlier versions of the schema migrate and still read and verify: the
+fixtures (tests/fixtures/harness/PROVENANCE.md) are SQLite files of versions 1 and 2 written by
+msgwire itself; on PostgreSQL their rows are copied into tables made by the same migrations."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import msgwire
+from msgwire.harness.store import open_store
+from msgwire.harness.store.schema import MIGRATIONS, POSTGRES
+from tests._support.stores import raw_sql
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "harness"
+EXPECTED: dict[str, Any] = json.loads((FIXTURES / "store-expected.json").read_text())
+HELD = {1: ["v1-trail"], 2: ["v1-trail", "chained", "forked"]}
+
+
+def _old_store(url: str, version: int) -> None:
+    """The store of schema ``version`` at ``url`` (as msgwire of that version left it)."""
+    script = (FIXTURES / f"store-v{version}.sql").read_text()
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            conn.executescript(script)
+        return
+    import psycopg
+
+    old = sqlite3.connect(":memory:")
+    old.executescript(script)
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TABLE msgwire_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+        for v in range(1, version + 1):
+            for statement in MIGRATIONS[v](POSTGRES):
+                conn.execute(statement)  # type: ignore[arg-type]
+        for table in ("msgwire_schema", "msgwire_conversations", "msgwire_entries", "msgwire_messages"):
+            bytea = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                    "AND table_schema = current_schema() AND data_type = 'bytea'",
+                    (table,),
+                )
+            }
+            cur = old.execute(f"SELECT * FROM {table}")
+            names = [d[0] for d in cur.description]
+            rows = [
+                [v.encode() if n in bytea and isinstance(v, str) else v for n, v in zip(names, row, strict=True)]
+                for row in cur
+            ]
+            if rows:
+                sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})"
+                conn.cursor().executemany(sql, rows)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_store_of_an_earlier_schema_migrates_and_still_reads_and_verifies(store_url: str, version: int) -> None:
+    """Opening it applies the later versions once; every conversation then verifies against
+    its stored head, reads the messages it held (each at its latest state: the approved tool
+    call, the fork's as of its fork point), and takes a new message (the careful path and the
+    assumed head's both) and a fork, still verifying."""
+    _old_store(store_url, version)
+    store = open_store(store_url)
+    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,)]
+    for cid in HELD[version]:
+        expected = EXPECTED[cid]
+        info = store.info(cid)
+        assert (info.head, info.entries) == (expected["head"], expected["entries"])
+        assert store.load(cid).verify(head=info.head)
+        assert json.loads(msgwire.dumps(store.messages(cid))) == expected["messages"]
+        assert json.loads(msgwire.dumps(store.messages(cid, last=2))) == expected["messages"][-2:]
+    store.close()
+
+    again = open_store(store_url)  # nothing applied twice
+    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(3,)]
+    for cid in HELD[version]:
+        conversation = again.open(cid)
+        conversation.add(msgwire.user("after the migration"))  # the head read by open(): assumed
+        again.append(cid, [msgwire.user("and a batch"), msgwire.user("of two")])  # remembered head
+        again.append(cid, [msgwire.user("after the migration", id=conversation.messages()[-1].id)])  # stored
+        assert again.load(cid).verify(head=again.info(cid).head)
+        assert [m.text for m in again.messages(cid, last=3)] == [  # type: ignore[union-attr]
+            "after the migration",
+            "and a batch",
+            "of two",
+        ]
+        fork = again.fork(cid)
+        assert again.load(fork).verify(head=again.info(fork).head)
+        assert again.messages(fork) == again.messages(cid)
+    again.close()

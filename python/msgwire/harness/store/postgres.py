@@ -235,6 +235,13 @@ class PostgresStore(SQLStore):
     def _failure(self, exc: BaseException) -> StoreError:
         if _lost(exc):
             return StoreUnavailableError(f"{self.url}: the connection was lost: {_words(exc)}")
+        if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
+            # Messages are bytes here and keep any character; the header's texts are TEXT columns.
+            return StoreError(
+                "PostgreSQL cannot store the character NUL (U+0000) in a conversation's text columns "
+                "(its system prompt, mode, branch, agent name, or an entry's decision), so nothing was "
+                f"stored; SQLite can ({type(exc).__name__}: {_words(exc)})"
+            )
         return StoreError(f"{type(exc).__name__}: {_words(exc)}")
 
     # --- dialect ------------------------------------------------------------------------------

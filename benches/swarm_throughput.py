@@ -28,34 +28,11 @@ from typing import Any
 
 import psycopg
 
+from benches.arrivals import Arrivals
 from msgwire.harness.providers import OpenAI
 from msgwire.harness.store import open_store
 from msgwire.harness.swarm import Swarm
-from msgwire.testing import Received, Reply, ScriptedServer, reply
-
-
-class _Arrivals:
-    """The model server's side: when the first request carrying each marker arrived."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, float] = {}
-        self.cond = threading.Condition()
-
-    def respond(self, received: Received) -> Reply:
-        now = time.monotonic()
-        with self.cond:
-            for message in received.json()["messages"]:
-                content = message.get("content")
-                if isinstance(content, str) and content.startswith("m-"):
-                    self.seen.setdefault(content, now)
-            self.cond.notify_all()
-        return reply("ok")
-
-    def wait_all(self, markers: set[str], timeout: float) -> float:
-        with self.cond:
-            if not self.cond.wait_for(lambda: markers <= self.seen.keys(), timeout):
-                raise TimeoutError(f"{len(markers - self.seen.keys())} messages never reached the model")
-            return max(self.seen[m] for m in markers)
+from msgwire.testing import ScriptedServer
 
 
 def commit_rate(url: str, writers: int, commits: int) -> float:
@@ -97,7 +74,7 @@ def _idle(swarm: Swarm, names: list[str], timeout: float) -> None:
 
 
 def measure(url: str, agents: int, per_agent: int) -> dict[str, float]:
-    arrivals = _Arrivals()
+    arrivals = Arrivals("m-")
     with ScriptedServer(respond=arrivals.respond) as server:
         store = open_store(url, max_size=agents + 2)
         window = 4 * per_agent + 8  # every message of the run in view

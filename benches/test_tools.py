@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -34,38 +33,10 @@ from typing import Any
 import pytest
 
 import msgwire
+from benches.tool_set import nap, noop, noop_sync, registry
 from msgwire import ToolCallBlock
-from msgwire.harness import Approvals, Conversation, ToolRegistry, ToolRunner
+from msgwire.harness import Approvals, Conversation, ToolRunner
 from msgwire.harness.tools import decide
-
-registry = ToolRegistry()
-
-
-@registry.tool
-async def noop(n: int) -> int:
-    return n
-
-
-@registry.tool
-def noop_sync(n: int) -> int:
-    return n
-
-
-@registry.tool(blocking=False)
-def noop_nonblocking(n: int) -> int:
-    return n
-
-
-@registry.tool
-async def nap(n: int) -> int:
-    await asyncio.sleep(0.01)
-    return n
-
-
-@registry.tool
-def nap_sync(n: int) -> int:
-    time.sleep(0.01)
-    return n
 
 
 @pytest.fixture(scope="module")

@@ -20,26 +20,11 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import msgwire
+from benches.tool_set import noop, noop_sync, registry
 from msgwire import ToolCallBlock
-from msgwire.harness import ToolRegistry, ToolRunner
+from msgwire.harness import ToolRunner
 
 BATCH = 200  # calls per timing
-registry = ToolRegistry()
-
-
-@registry.tool
-async def noop(n: int) -> int:
-    return n
-
-
-@registry.tool
-def noop_sync(n: int) -> int:
-    return n
-
-
-@registry.tool(blocking=False)
-def noop_nonblocking(n: int) -> int:
-    return n
 
 
 def _message(name: str) -> msgwire.AssistantMessage:

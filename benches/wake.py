@@ -20,17 +20,17 @@ import argparse
 import multiprocessing
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from benches.arrivals import Arrivals
 from msgwire.harness.providers import OpenAI
 from msgwire.harness.store import open_store
 from msgwire.harness.swarm import Swarm
-from msgwire.testing import Received, Reply, ScriptedServer, reply
+from msgwire.testing import ScriptedServer
 
 
 def _poster(url: str, commands: Any, done: Any) -> None:
@@ -43,30 +43,6 @@ def _poster(url: str, commands: Any, done: Any) -> None:
             done.put(time.monotonic())
     finally:
         store.close()
-
-
-class _Arrivals:
-    """The model server's side: when the request carrying each marker arrived."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, float] = {}
-        self.cond = threading.Condition()
-
-    def respond(self, received: Received) -> Reply:
-        now = time.monotonic()
-        for message in received.json()["messages"]:
-            content = message.get("content")
-            text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
-            if text.startswith("wake-"):
-                with self.cond:
-                    self.seen.setdefault(text, now)
-                    self.cond.notify_all()
-        return reply("ok")
-
-    def wait(self, marker: str, timeout: float) -> float | None:
-        with self.cond:
-            self.cond.wait_for(lambda: marker in self.seen, timeout)
-            return self.seen.get(marker)
 
 
 @contextmanager
@@ -91,7 +67,7 @@ def _idle(swarm: Swarm, name: str, timeout: float) -> None:
 
 def measure(kind: str, agents: int, rounds: int, poll: float) -> dict[str, list[float]]:
     """Wake latencies in seconds: ``{"here": [...], "other process": [...]}``."""
-    arrivals = _Arrivals()
+    arrivals = Arrivals("wake-")
     results: dict[str, list[float]] = {"here": [], "other process": []}
     context = multiprocessing.get_context("spawn")
     with _store_url(kind) as url, ScriptedServer(respond=arrivals.respond) as server:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from anthropic.types import message_create_params
@@ -20,6 +21,15 @@ from msgwire.harness.providers import PROVIDERS, HTTPProvider, Retry
 from msgwire.testing import Received, ScriptedServer
 
 DIALECTS = tuple(PROVIDERS)
+WIRE = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
+LONG = {
+    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
+    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
+    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
+    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
+    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
+}
+"""One recording per dialect, of many events: long enough to cut or hold in the middle of."""
 FAST_RETRY = Retry(initial_delay=0.01, max_delay=0.05)
 """Retries a test waits little for (the waits are what is configured, never asserted)."""
 

@@ -10,7 +10,6 @@ import asyncio
 import logging
 import socket
 from collections.abc import Callable
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,19 +19,10 @@ from msgwire import ProviderError, TransportError, TruncatedStreamError, user
 from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
 from msgwire.harness.providers._http import retry_after
 from msgwire.testing import ScriptedServer, drop, error, recorded, reply
-from tests._support.providers import DIALECTS, FAST_RETRY
+from tests._support.providers import DIALECTS, FAST_RETRY, LONG, WIRE
 
 Connect = Callable[..., HTTPProvider]
-WIRE = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
 REQUEST = Request(messages=[user("hi")], max_tokens=64)
-# One recording per dialect, long enough to cut in the middle.
-LONG = {
-    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
-    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
-    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
-    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
-    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
-}
 ERROR_TYPES = {
     "openai": "invalid_request_error",
     "openai-responses": "invalid_request_error",

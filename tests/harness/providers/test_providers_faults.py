@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,19 +22,10 @@ from msgwire.harness.providers import DeadlineExceeded, HTTPProvider, OpenAI, Re
 from msgwire.testing import ScriptedServer, error, recorded, reply, stream_error
 from tests._support.localserver import LocalServer
 from tests._support.localserver import Reply as Served
-from tests._support.providers import DIALECTS
+from tests._support.providers import DIALECTS, LONG
 
 Connect = Callable[..., HTTPProvider]
-WIRE = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
 REQUEST = Request(messages=[user("hi")], max_tokens=64)
-# Recordings of many events, to hold or cut in the middle of.
-LONG = {
-    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
-    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
-    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
-    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
-    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
-}
 # The error each dialect's API reports inside a stream when it fails on its side.
 SERVER_FAILURE = {
     "openai": "server_error",

@@ -28,6 +28,7 @@ from msgwire.testing import (
     stream_error,
     tool_call,
 )
+from tests._support.providers import LONG
 
 DIALECTS = ("openai", "openai-responses", "anthropic", "gemini", "ollama")
 WIRE = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
@@ -263,16 +264,6 @@ def test_keep_alives_go_between_events_and_the_sdks_skip_them(server: ScriptedSe
     for received in server.wait(2):
         assert received.keepalives > 0
         assert received.completed
-
-
-# Recordings of many events each, to hold in the middle of.
-LONG = {
-    "openai": WIRE / "openai" / "chat-parallel-tool-calls-usage.sse",
-    "openai-responses": WIRE / "openai" / "responses-reasoning-summary-text.sse",
-    "anthropic": WIRE / "anthropic" / "thinking-signature-text.sse",
-    "gemini": WIRE / "gemini" / "thought-parts-then-text.sse",
-    "ollama": WIRE / "ollama" / "local-gemma3-text.ndjson",
-}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

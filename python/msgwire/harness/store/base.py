@@ -55,14 +55,22 @@ class ConversationInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 class Cursor:
     """One transaction's statements: ``rows`` / ``one`` / ``run`` / ``many`` over the driver's
-    cursor, the SQL written with ``?`` placeholders (the dialect's replace them)."""
+    cursor, the SQL written with ``?`` placeholders (the dialect's replace them).
 
-    def __init__(self, raw: Any, placeholder: Callable[[str], str]) -> None:
+    ``rows(binary=True)`` asks a driver that has one (psycopg: ``binary_results``) for its binary
+    result format, whose Python values are the same: a bytea then travels as it is, not
+    hex-encoded (half the bytes, no decode), which is what reading many messages wants."""
+
+    def __init__(self, raw: Any, placeholder: Callable[[str], str], *, binary_results: bool = False) -> None:
         self._raw = raw
         self._sql = placeholder
+        self._binary = binary_results
 
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._raw.execute(self._sql(sql), params)
+    def rows(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[tuple[Any, ...]]:
+        if binary and self._binary:
+            self._raw.execute(self._sql(sql), params, binary=True)
+        else:
+            self._raw.execute(self._sql(sql), params)
         return list(self._raw.fetchall())
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:

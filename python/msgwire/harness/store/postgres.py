@@ -166,7 +166,7 @@ class PostgresStore(SQLStore):
                 return
             try:
                 with conn.cursor() as raw:
-                    yield Cursor(raw, _placeholders)
+                    yield Cursor(raw, _placeholders, binary_results=True)
             except BaseException:
                 with contextlib.suppress(psycopg.Error):
                     conn.rollback()
@@ -199,7 +199,7 @@ class PostgresStore(SQLStore):
                         except psycopg.Error as exc:
                             failure = exc
                         try:
-                            yield Cursor(raw, _placeholders)
+                            yield Cursor(raw, _placeholders, binary_results=True)
                         except BaseException as exc:
                             failure = failure or exc
                         try:

@@ -4,7 +4,9 @@ pages for an export (``msgwire.harness.store.parquet``).
 
 A message's bytes are in its entries (``msgwire_message_rows`` says which entry holds its latest
 state): all the messages are one pass over the entries, each message where it first appeared
-and at its last state; the last N are the message rows joined to the entries that hold them."""
+and at its last state (when no message changed, as many entries as messages, the entries are
+the messages and their ids are not read); the last N are the message rows joined to the
+entries that hold them."""
 
 from __future__ import annotations
 
@@ -28,6 +30,12 @@ _message_decoder = msgspec.json.Decoder(Message)
 _FIRSTS = (
     "msgwire_entries e JOIN msgwire_message_rows m ON m.conversation_id = e.conversation_id "
     "AND m.id = e.message_id AND m.seq = e.seq"
+)
+# A conversation's entries (head seq, from 0) and messages: as many of each when no message
+# changed, and its messages are then its entries' as they are, in one read of nothing else.
+_SIZES = (
+    "SELECT head_seq, (SELECT count(*) FROM msgwire_message_rows WHERE conversation_id = ?) "
+    "FROM msgwire_conversations WHERE id = ?"
 )
 
 
@@ -61,22 +69,35 @@ class MessageReads(TrailTables):
             raise ValueError(f"last must be at least 0, got {last}")
 
         def work(cur: Cursor) -> list[Any] | None:
-            if cur.one("SELECT 1 FROM msgwire_conversations WHERE id = ?", (key,)) is None:
-                return None
-            if last is None:
-                return _latest_states(
-                    cur.rows(
-                        f"SELECT message_id, {self.types.message_read('e')} FROM msgwire_entries e "
-                        "WHERE conversation_id = ? ORDER BY seq",
-                        (key,),
-                    )
+            message = self.types.message_bytes
+            if last is not None:
+                if cur.one("SELECT 1 FROM msgwire_conversations WHERE id = ?", (key,)) is None:
+                    return None
+                recent = cur.rows(
+                    f"SELECT {self._state_sql(message)} FROM {_FIRSTS} WHERE e.conversation_id = ? "
+                    "ORDER BY e.seq DESC LIMIT ?",
+                    (key, last),
+                    binary=True,
                 )
-            recent = cur.rows(
-                f"SELECT {self._state_sql(self.types.message_read)} FROM {_FIRSTS} WHERE e.conversation_id = ? "
-                "ORDER BY e.seq DESC LIMIT ?",
-                (key, last),
+                return [r[0] for r in reversed(recent)]
+            sizes = cur.one(_SIZES, (key, key))
+            if sizes is None:
+                return None
+            entries, messages = sizes[0] + 1, sizes[1]
+            if entries == messages:  # each entry a message's first and only: no message changed
+                rows = cur.rows(
+                    f"SELECT {message('e')} FROM msgwire_entries e WHERE conversation_id = ? ORDER BY seq",
+                    (key,),
+                    binary=True,
+                )
+                return [r[0] for r in rows]
+            return _latest_states(
+                cur.rows(
+                    f"SELECT message_id, {message('e')} FROM msgwire_entries e WHERE conversation_id = ? ORDER BY seq",
+                    (key,),
+                    binary=True,
+                )
             )
-            return [r[0] for r in reversed(recent)]
 
         found = self._run(work)
         if found is None:

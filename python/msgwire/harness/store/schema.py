@@ -30,7 +30,6 @@ class Types:
     keyed: str  # after a table of small rows stored in its primary key's order
     message_slice: str  # the message's bytes inside an entry's body ({e}: the entry's alias)
     text: str  # UTF-8 bytes as text ({}: the bytes)
-    read_as_text: bool  # whether a message read for decoding travels best as text
 
     def message_bytes(self, alias: str) -> str:
         """The message's own bytes (``msgwire.dumps``) inside the body of entry ``alias``."""
@@ -39,10 +38,6 @@ class Types:
     def message_sql(self, alias: str) -> str:
         """The same as text."""
         return self.text.format(self.message_bytes(alias))
-
-    def message_read(self, alias: str) -> str:
-        """The message of entry ``alias`` as a read to decode it asks for it (text or bytes)."""
-        return self.message_sql(alias) if self.read_as_text else self.message_bytes(alias)
 
 
 SQLITE = Types(
@@ -53,7 +48,6 @@ SQLITE = Types(
     keyed=" WITHOUT ROWID",  # one B-tree, not a table and its primary key's index
     message_slice="substr({e}.body, {e}.message_at + 1, {e}.message_len)",
     text="CAST({} AS TEXT)",
-    read_as_text=False,  # a blob comes as it is stored
 )
 POSTGRES = Types(
     key="BYTEA",
@@ -63,7 +57,6 @@ POSTGRES = Types(
     keyed="",
     message_slice="substring({e}.body from {e}.message_at + 1 for {e}.message_len)",
     text="convert_from({}, 'UTF8')",
-    read_as_text=True,  # bytea travels hex-encoded in psycopg's text format: twice the bytes, then a decode
 )
 
 

@@ -284,3 +284,71 @@ def test_fingerprints_bind_id_name_and_the_exact_text() -> None:
     ]
     assert len({fingerprint(base), *map(fingerprint, variants)}) == 4
     assert fingerprint(msgspec.structs.replace(base, approval="approved")) == fingerprint(base)
+
+
+def test_arguments_decoded_to_decide_are_run_once_then_decoded_afresh() -> None:
+    """The arguments ``decide`` decoded for a call it approved without asking are the ones the
+    call runs with (one decode, not two), but only once: a second ``execute`` of the same
+    approvals gets its own, untouched by what the first run did to them."""
+    registry = ToolRegistry()
+    seen: list[list[str]] = []
+
+    @registry.tool
+    def tag(names: list[str]) -> int:
+        """Tags the names (and appends to the list it was given)."""
+        seen.append(list(names))
+        names.append("touched")
+        return len(names)
+
+    runner = ToolRunner(registry)
+    message = _message(("c1", "tag", '{"names": ["a"]}'))
+    decodes = 0
+    plain = registry.get("tag")
+    assert plain is not None
+    original = plain.decode
+
+    def counting(arguments: str) -> Any:
+        nonlocal decodes
+        decodes += 1
+        return original(arguments)
+
+    plain.decode = counting  # type: ignore[method-assign]
+
+    async def main() -> None:
+        approvals = await runner.approve(message)
+        assert decodes == 1
+        first = await runner.execute(approvals)
+        assert decodes == 1, "the call ran with the arguments decide decoded"
+        second = await runner.execute(approvals)
+        assert decodes == 2, "a second run decodes its own"
+        assert [r.status for r in first + second] == ["success", "success"]
+
+    asyncio.run(main())
+    assert seen == [["a"], ["a"]]
+
+
+def test_arguments_an_approver_saw_or_edited_are_decoded_again_to_run() -> None:
+    """Arguments handed to an approver, or edited by one, are never the object a call runs with."""
+    bank = _Bank()
+    plain = bank.registry.get("pay")
+    assert plain is not None
+    original = plain.decode
+    decoded: list[str] = []
+
+    def counting(arguments: str) -> Any:
+        decoded.append(arguments)
+        return original(arguments)
+
+    plain.decode = counting  # type: ignore[method-assign]
+
+    def approver(requests: list[ApprovalRequest]) -> dict[str, Any]:
+        return {"c1": Approve(), "c2": Approve(arguments={"to": "bob", "amount": 1})}
+
+    runner = ToolRunner(bank.registry, approver=approver)
+    message = _message(("c1", "pay", '{"to": "al", "amount": 5}'), ("c2", "pay", '{"to": "eve", "amount": 9}'))
+    results = asyncio.run(runner.run(message))
+    assert [r.status for r in results] == ["success", "success"]
+    assert sorted(bank.paid) == [("al", 5.0), ("bob", 1.0)]
+    # decide: both asked (2) and the edit checked (1); execute: both decoded again (2)
+    assert decoded.count('{"to": "al", "amount": 5}') == 2
+    assert decoded.count('{"amount":1,"to":"bob"}') + decoded.count('{"to":"bob","amount":1}') == 2

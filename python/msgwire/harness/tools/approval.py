@@ -42,7 +42,7 @@ import msgspec
 from msgwire import AssistantMessage, Message, Tool, ToolCallBlock
 
 from .policy import ApprovalPolicy
-from .registry import ToolRegistry
+from .registry import BaseTool, ToolRegistry
 
 __all__ = [
     "ApprovalRequest",
@@ -168,6 +168,27 @@ _fingerprints: dict[int, tuple[ToolCallBlock, str]] = {}
 _FINGERPRINTS_KEPT = 1024
 
 
+def decoded_arguments(call: ToolCallBlock, tool: BaseTool) -> Any:
+    """The arguments of ``call`` as ``tool`` decodes them: those ``decide`` decoded when it
+    approved this very block without asking anyone (handed out once: a second run of the same
+    approvals decodes its own, which no earlier run has changed), else decoded now."""
+    kept = _decoded.pop(id(call), None)
+    if kept is not None and kept[0] is call and kept[1] is tool:
+        return kept[2]
+    return tool.decode(call.arguments)
+
+
+def _keep_decoded(call: ToolCallBlock, tool: BaseTool, arguments: Any) -> None:
+    if len(_decoded) >= _FINGERPRINTS_KEPT:
+        _decoded.clear()
+    _decoded[id(call)] = (call, tool, arguments)
+
+
+# Arguments decoded by ``decide`` for the approved blocks, by identity, until they run: a call
+# is decoded to be decided and again to run, and it is the same frozen block both times.
+_decoded: dict[int, tuple[ToolCallBlock, BaseTool, Any]] = {}
+
+
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -191,6 +212,7 @@ async def decide(
 
     decisions: dict[int, tuple[Decision, str]] = {}  # block index -> (decision, policy label)
     asks: list[tuple[int, ApprovalRequest]] = []
+    decoded: dict[int, tuple[BaseTool, Any]] = {}  # block index -> arguments nobody else has seen
     for index, block in enumerate(message.content):
         if type(block) is not ToolCallBlock or block.approval != "pending":
             continue
@@ -221,6 +243,7 @@ async def decide(
         elif not isinstance(verdict, (Approve, Deny)):
             verdict = Deny(by="policy", reason=f"the approval policy gave {verdict!r}, not a decision")
         decisions[index] = (verdict, label)
+        decoded[index] = (tool, arguments)
 
     if asks:
         for index, decision in zip([i for i, _ in asks], await _ask(approver, [r for _, r in asks]), strict=True):
@@ -234,6 +257,8 @@ async def decide(
         assert type(block) is ToolCallBlock
         new_block, record = _apply(block, decision, how, registry)
         content[index] = new_block
+        if record.approved and index in decoded and new_block.arguments is block.arguments:
+            _keep_decoded(new_block, *decoded[index])
         records.append(record)
         if conversation is not None:
             state = msgspec.structs.replace(message, content=list(content))

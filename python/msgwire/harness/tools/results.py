@@ -101,33 +101,48 @@ def success(
     """The result of a tool that returned ``value``, and the failure kind (``"domain"`` for a
     returned error result, else ``None``). A string is the text; content blocks are sent as
     they are; any other value is JSON: kept whole in ``structured_content``, its JSON text sent.
-    Raises ``TypeError`` for a value JSON cannot carry (an infrastructure failure)."""
-    timing = {"started_at": started_at, "duration_ms": duration_ms}
-    if isinstance(value, ToolOutput):
+    Raises ``TypeError`` for a value JSON cannot carry (an infrastructure failure). The result
+    is stamped when the call ended (``started_at`` + ``duration_ms``: no second clock read)."""
+    ended = started_at + dt.timedelta(milliseconds=duration_ms)
+    structured = None
+    if isinstance(value, str):
+        content = _blocks(value)
+    elif value is None:
+        content = []
+    elif _is_block(value):
+        content = [value]
+    elif isinstance(value, ToolOutput):
+        content = _blocks(value.content)
         structured = msgspec.to_builtins(value.structured) if value.structured is not None else None
         if value.is_error:
             error = ToolError(message=_text_of(value.content), recoverable=value.recoverable)
             result = _result(
                 call,
-                content=_blocks(value.content),
+                content=content,
                 is_error=True,
                 status="error",
                 error=error,
                 structured_content=structured,
-                **timing,
+                started_at=started_at,
+                duration_ms=duration_ms,
+                timestamp=ended,
             )
             return result, "domain"
-        return _result(call, content=_blocks(value.content), structured_content=structured, **timing), None
-    if isinstance(value, str):
-        return _result(call, content=_blocks(value), **timing), None
-    if value is None:
-        return _result(call, content=[], **timing), None
-    if _is_block(value):
-        return _result(call, content=[value], **timing), None
-    if isinstance(value, list) and value and all(_is_block(v) for v in value):
-        return _result(call, content=list(value), **timing), None
-    text = _json_encoder.encode(value).decode()  # TypeError for what JSON cannot carry
-    return _result(call, content=[TextBlock(text=text)], structured_content=msgspec.to_builtins(value), **timing), None
+    elif isinstance(value, list) and value and all(_is_block(v) for v in value):
+        content = list(value)
+    else:
+        content = [TextBlock(text=_json_encoder.encode(value).decode())]  # TypeError for what JSON cannot carry
+        structured = msgspec.to_builtins(value)
+    result = ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=content,
+        structured_content=structured,
+        started_at=started_at,
+        duration_ms=duration_ms,
+        timestamp=ended,
+    )
+    return result, None
 
 
 def domain_failure(
@@ -248,7 +263,16 @@ def interrupted(
 
 
 def _is_block(value: Any) -> bool:
-    return isinstance(value, _BLOCK_TYPES)
+    # decided once per type: isinstance against the tuple of block types cost, for a value that
+    # is none of them (a tool's int or dict), a sixth of a result
+    kind = type(value)
+    known = _block_types.get(kind)
+    if known is None:
+        known = _block_types[kind] = issubclass(kind, _BLOCK_TYPES)
+    return known
+
+
+_block_types: dict[type, bool] = {}
 
 
 def _text_of(content: str | list[ContentBlock]) -> str:

@@ -53,7 +53,7 @@ from msgwire.types import now
 
 from ..audit import RESULT_DECISIONS
 from . import results as _results
-from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, fingerprint
+from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, decoded_arguments, fingerprint
 from .policy import ApprovalPolicy
 from .registry import BaseTool, ToolContext, ToolRegistry
 
@@ -251,7 +251,7 @@ class ToolRunner:
             failure = _results.infrastructure_failure(call, "unknown_tool", short)
             return _audited(failure, call, print_, "unknown_tool")
         try:
-            arguments = tool.decode(call.arguments)
+            arguments = decoded_arguments(call, tool)
         except (msgspec.DecodeError, ValueError) as exc:
             text = str(exc) if " - at `" in str(exc) else f"{exc} - at `$`"
             short = f"Invalid arguments for tool {call.name!r}: {text}"

@@ -225,7 +225,9 @@ class ProviderError(StreamError):
         the headers this way, so it is retried like the same error as a status. Retryable:
 
         - the statuses 408, 409, 429 and every 5xx (``RETRYABLE_STATUSES``);
-        - the error types that say the same without a status (``RETRYABLE_TYPES``): OpenAI's
+        - without a status (an error inside a stream), the error types that say the same
+          (``RETRYABLE_TYPES``; with a status, it alone decides, as the official SDKs read it: a
+          400 whose body says ``api_error`` is not retried): OpenAI's
           ``server_error`` and ``rate_limit_exceeded``, LiteLLM's ``internal_server_error``;
           Anthropic's ``overloaded_error``, ``api_error``, ``rate_limit_error`` and
           ``timeout_error``; Google's ``UNAVAILABLE``, ``INTERNAL``, ``RESOURCE_EXHAUSTED`` and
@@ -243,8 +245,8 @@ class ProviderError(StreamError):
         words = [w for w in (self.error_type, self.code) if w is not None]
         if any(w in FINAL_TYPES for w in words):
             return False
-        if self.status is not None and _retryable_status(self.status):
-            return True
+        if self.status is not None:  # the status decides, as the SDKs read it; the words stand in for one
+            return _retryable_status(self.status)
         return any(_retryable_status(int(w)) if _STATUS.fullmatch(w) else w in RETRYABLE_TYPES for w in words)
 
 

@@ -152,7 +152,8 @@ def test_the_partial_message_before_an_in_band_error_is_kept() -> None:
         (429, "rate_limit_error", True),
         (429, "insufficient_quota", False),  # OpenAI's spent balance: no wait fixes it
         (503, None, True),
-        (400, "server_error", True),  # the type says what the status does not
+        (400, "server_error", False),  # with a status, the status decides (the SDKs' rule: test_providers_retry_oracle)
+        (500, "invalid_request_error", True),
         (400, "invalid_request_error", False),
         (401, None, False),
     ],

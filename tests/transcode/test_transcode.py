@@ -21,7 +21,7 @@ import anthropic
 import msgspec
 import openai
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import msgwire
@@ -158,6 +158,8 @@ def _blocks(message: AssistantMessage, target: str) -> list[Any]:
             arguments = _object_arguments(block.arguments) if target in ("gemini", "ollama") else block.arguments
             if target in ("openai", "openai-responses") and not rust_trim(arguments):
                 arguments = "{}"  # what json.loads reads
+            elif target == "anthropic" and not rust_trim(arguments):
+                arguments = ""  # whitespace alone is no arguments: no input_json_delta, as for none
             block = ToolCallBlock(id=block.id, name=block.name, arguments=arguments, malformed=block.malformed)
             if target in ("gemini", "ollama"):
                 block = msgspec.structs.replace(block, malformed=False)
@@ -426,6 +428,11 @@ def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     st.lists(st.tuples(st.integers(0, 2), st.text(max_size=6)), max_size=30),
     st.sampled_from(["anthropic", "openai-responses", "gemini", "ollama", "openai"]),
 )
+# found by make test-deep: whitespace-only arguments went out, then the "{}" of a blank call after them
+@example(pieces=[(0, "\r")], target="openai")
+@example(pieces=[(0, " "), (1, "\n"), (0, "\t")], target="openai-responses")
+@example(pieces=[(2, " "), (2, '{"a"'), (2, ": 1}")], target="anthropic")
+@example(pieces=[(1, "\r\n")], target="anthropic")
 def test_interleaved_tool_arguments_are_serialized_per_call(pieces: list[tuple[int, str]], target: str) -> None:
     """OpenAI servers may interleave the argument fragments of parallel calls; targets with one
     block open at a time get each call whole and in order."""

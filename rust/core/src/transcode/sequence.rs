@@ -64,9 +64,14 @@ impl<E: Encoder> Sequencer<E> {
         slot.ended |= ends_tool;
         match slot.state {
             State::Open => {
-                if let Some(delta) = delta {
-                    self.encoder.delta(&mut self.out, delta);
-                    (self.written, self.signed) = written_len(cx.message.content.get(index));
+                match (delta, cx.message.content.get(index)) {
+                    // arguments through `catch_up`, which holds back whitespace alone
+                    (Some(Delta::Arguments(_)), Some(block)) => self.catch_up(block),
+                    (Some(delta), block) => {
+                        self.encoder.delta(&mut self.out, delta);
+                        (self.written, self.signed) = written_len(block);
+                    }
+                    (None, _) => {}
                 }
                 if ends_tool {
                     self.close_open(cx.message.content.as_slice(), cx.diagnostics, cx.offset);
@@ -155,6 +160,10 @@ impl<E: Encoder> Sequencer<E> {
             Block::Text(text) => (&text.text, Delta::Text),
             Block::Thinking(ThinkingBlock { redacted: Some(_), .. }) => return,
             Block::Thinking(ThinkingBlock { thinking, .. }) => (thinking, Delta::Thinking),
+            // Whitespace alone is not arguments yet: held back, so that a call whose arguments
+            // stay blank goes out as the encoder's `{}` (`arguments_text`), not as the
+            // whitespace followed by `{}`; the first other character sends it all.
+            Block::ToolCall(call) if call.arguments.trim().is_empty() => return,
             Block::ToolCall(call) => (&call.arguments, Delta::Arguments),
             _ => return,
         };

@@ -133,9 +133,8 @@ def success(
     else:
         content = [TextBlock(text=_json_encoder.encode(value).decode())]  # TypeError for what JSON cannot carry
         structured = msgspec.to_builtins(value)
-    result = ToolResultMessage(
-        tool_call_id=call.id,
-        tool_name=call.name,
+    result = _result(
+        call,
         content=content,
         structured_content=structured,
         started_at=started_at,

@@ -163,7 +163,7 @@ impl<E: Encoder> Sequencer<E> {
             // Whitespace alone is not arguments yet: held back, so that a call whose arguments
             // stay blank goes out as the encoder's `{}` (`arguments_text`), not as the
             // whitespace followed by `{}`; the first other character sends it all.
-            Block::ToolCall(call) if call.arguments.trim().is_empty() => return,
+            Block::ToolCall(call) if self.written == 0 && call.arguments.trim().is_empty() => return,
             Block::ToolCall(call) => (&call.arguments, Delta::Arguments),
             _ => return,
         };

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import threading
+import time
 from collections.abc import Callable
 
 import httpx
@@ -17,7 +19,7 @@ import pytest
 import msgwire
 from msgwire import ProviderError, TransportError, TruncatedStreamError, user
 from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
-from msgwire.harness.providers._http import retry_after
+from msgwire.harness.providers._http import Interrupted, retry_after
 from msgwire.testing import ScriptedServer, drop, error, recorded, reply
 from tests._support.providers import DIALECTS, FAST_RETRY, LONG, WIRE
 
@@ -265,6 +267,29 @@ def test_close_before_reading_closes_the_connection(server: ScriptedServer, conn
     (received,) = server.wait(1)
     assert received.client_closed
     assert received.bytes_sent == 0
+
+
+def test_interrupting_from_another_thread_ends_a_blocked_read_at_once(server: ScriptedServer, connect: Connect) -> None:
+    data = LONG["openai"].read_bytes()
+    server.add(recorded(data, "openai", hold_after=len(data) // 3), reply("after"))
+    model = connect("openai")
+    with model.stream(REQUEST) as stream:
+        first = next(stream)
+        timer = threading.Timer(0.2, stream.interrupt)  # the server holds the rest: the read blocks
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(TransportError) as failure:
+            for _ in stream:
+                pass
+        took = time.monotonic() - started
+    assert first.type == "message_start"
+    assert took < 3, f"the read ended {took:.2f} s later"  # the server would hold it for 10 s
+    assert isinstance(failure.value.__cause__, Interrupted)
+    assert stream.message().stop_reason == "aborted"
+    (received, *_) = server.wait(1)
+    assert received.client_closed
+    with model.stream(REQUEST) as again:  # the provider's client goes on
+        assert again.until_done().text == "after"
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

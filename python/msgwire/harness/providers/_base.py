@@ -86,6 +86,9 @@ class _ProviderReply:
     ``ProviderError`` the stream raises), the report of what the request could not carry, and
     whether the stream ended (read to its end, or failed) or was aborted before."""
 
+    interrupted = False
+    """The stream was stopped from another thread (``ProviderStream.interrupt``)."""
+
     def __init__(
         self,
         source: Any,
@@ -114,7 +117,8 @@ class _ProviderReply:
         self._aborted = self._aborted or not self._ended
 
     def _marked(self, message: AssistantMessage) -> AssistantMessage:
-        if self._aborted and message.stop_reason is None:
+        stop = message.stop_reason
+        if (self._aborted and stop is None) or (self.interrupted and stop in (None, "error")):
             return msgspec.structs.replace(message, stop_reason="aborted")
         return message
 
@@ -124,8 +128,20 @@ class ProviderStream(_ProviderReply, Stream):
     id of the request (also set on a ``ProviderError`` the stream raises), ``report`` what the
     request could not carry (``HTTPCall.report``); closing the stream
     (``close()``, leaving ``with``) closes the HTTP response at once. A stream closed (or
-    interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
-    ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
+    interrupted: ``KeyboardInterrupt``, ``interrupt()``) before its end gives a ``message()``
+    with ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
+
+    def interrupt(self) -> None:
+        """Stop the stream from another thread, while one reads it (``close()`` belongs to the
+        reading thread): the HTTP connection is shut down at once (the server sees the client
+        leave), the read in progress returns, and the reader's iteration raises
+        ``msgwire.TransportError`` caused by ``Interrupted``, its partial message
+        ``stop_reason="aborted"``. The reader still closes the stream. (An HTTP/2 connection
+        carries other requests: it is left alone, and the read ends at its timeout.)"""
+        self.interrupted = True
+        interrupt = getattr(self._source, "interrupt", None)
+        if callable(interrupt):  # a Body (a stream over a source of the caller's: nothing to end)
+            interrupt()
 
     def __iter__(self) -> Iterator[Event]:
         return self

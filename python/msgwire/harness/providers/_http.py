@@ -52,6 +52,7 @@ __all__ = [
     "Client",
     "Deadline",
     "DeadlineExceeded",
+    "Interrupted",
     "Retry",
     "Timeout",
     "Transport",
@@ -414,24 +415,44 @@ def _shut_down(response: httpx.Response) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's, under any TLS
 
 
+class Interrupted(ConnectionAbortedError):
+    """The stream was interrupted from another thread (``ProviderStream.interrupt``): the
+    ``__cause__`` of the ``msgwire.TransportError`` its reader gets."""
+
+
 class Body:
     """The body of a streamed response as byte chunks for ``msgwire.Stream``: the response is
     closed when the chunks end or fail, and by ``close()`` (``Stream.close``) at once, even if
     reading never started. With a ``deadline``, no read runs past it: the error is then
-    ``DeadlineExceeded`` (its cause what the read raised)."""
+    ``DeadlineExceeded`` (its cause what the read raised). ``interrupt()``, from another thread,
+    ends a read in progress: the error is then ``Interrupted``."""
 
-    __slots__ = ("deadline", "expired", "response", "watch")
+    __slots__ = ("_closed", "_lock", "deadline", "expired", "interrupted", "response", "watch")
 
     def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
         self.response = response
         self.deadline = deadline
-        self.expired = False
+        self.expired = self.interrupted = self._closed = False
+        # close() and a shut-down from another thread take turns: a socket is never shut down
+        # after it was closed (its number may be another socket's by then)
+        self._lock = threading.Lock()
         self.watch = deadline.watch(self._expire) if deadline is not None else None
 
     def _expire(self) -> None:
         """The deadline passed (the watch's thread): end the read in progress."""
         self.expired = True
-        _shut_down(self.response)
+        self._shut_down()
+
+    def interrupt(self) -> None:
+        """End the read in progress from another thread (the connection shut down: the server
+        sees the client leave); the reader's next read fails with ``Interrupted``."""
+        self.interrupted = True
+        self._shut_down()
+
+    def _shut_down(self) -> None:
+        with self._lock:
+            if not self._closed:
+                _shut_down(self.response)
 
     def __iter__(self) -> Iterator[bytes]:
         try:
@@ -439,6 +460,10 @@ class Body:
                 yield from self.response.iter_bytes()
             else:
                 yield from self._pieces_in_time(self.deadline)
+        except Exception as failure:
+            if self.interrupted:
+                raise Interrupted("the stream was interrupted (ProviderStream.interrupt)") from failure
+            raise
         finally:
             self.close()
 
@@ -451,7 +476,7 @@ class Body:
             except StopIteration:
                 return
             except Exception as failure:
-                if self._ended_by_deadline():
+                if self._ended_by_deadline() and not self.interrupted:
                     raise deadline.exceeded() from failure
                 raise
             yield piece
@@ -473,6 +498,8 @@ class Body:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.cancel()
+        with self._lock:
+            self._closed = True
         self.response.close()
 
 

@@ -19,7 +19,8 @@ from tests._support.agents import connect
 
 
 def test_a_second_run_from_another_thread_is_refused_before_it_starts(scripted: ScriptedServer) -> None:
-    scripted.add(reply("slow answer", delay=0.3, chunk_size=4), reply("second"))
+    gate = threading.Event()  # the first reply's body waits for it: the first run goes on meanwhile
+    scripted.add(reply("slow answer", gate=gate), reply("second"))
     with connect("openai", scripted) as provider, Agent(provider) as agent:
         first = threading.Thread(target=agent.run, args=("a",))
         first.start()
@@ -29,6 +30,7 @@ def test_a_second_run_from_another_thread_is_refused_before_it_starts(scripted: 
             warnings.simplefilter("error")  # no "coroutine was never awaited"
             with pytest.raises(UsageError, match="already running"):
                 agent.run("b")
+        gate.set()
         first.join()
         assert agent.run("c").text == "second"  # free again once the first run ended
 

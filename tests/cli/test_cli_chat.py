@@ -290,3 +290,11 @@ def test_help_is_plain_text(tmp_path: Path, command: str) -> None:
         assert "~/.local/share/msgwire/" in done.stdout
         assert str(tmp_path / "data" / "msgwire" / "sessions.db") in "".join(done.stdout.split())
     assert max(len(line) for line in done.stdout.splitlines()) <= 100
+
+
+def test_chat_refuses_a_base_url_without_scheme_at_start(workspace: Path) -> None:
+    env = cli.environment(workspace.parent)
+    done = cli.chat("localhost:47811", ["hello"], env=env, cwd=workspace)
+    assert done.returncode == 2
+    assert "base_url 'localhost:47811'" in done.stderr
+    assert "'http://localhost:47811'" in done.stderr

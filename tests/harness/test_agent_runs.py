@@ -139,3 +139,18 @@ def test_wrong_types_are_type_errors_that_say_what_was_expected() -> None:
         runner.run_sync(msgwire.user("hi"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="provider"):
         Agent("openai")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"max_steps": "5"}, "max_steps is an int, got str"),
+        ({"max_steps": 2.0}, "max_steps is an int, got float"),
+        ({"retries": "1"}, "retries is an int, got str"),
+    ],
+)
+def test_a_count_that_is_no_int_is_a_type_error_naming_it(
+    scripted: ScriptedServer, options: dict[str, Any], words: str
+) -> None:
+    with connect("openai", scripted) as provider, pytest.raises(TypeError, match=words):
+        Agent(provider, **options)

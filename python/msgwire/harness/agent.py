@@ -211,6 +211,9 @@ class Agent:
             raise TypeError(
                 f"an agent needs a provider (msgwire.harness.providers.OpenAI(...), ...), got {type(provider).__name__}"
             )
+        for name, count in (("max_steps", max_steps), ("retries", retries)):
+            if not isinstance(count, int) or isinstance(count, bool):
+                raise TypeError(f"{name} is an int, got {type(count).__name__}")
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         if retries < 0:

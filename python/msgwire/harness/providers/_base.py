@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from typing import Any, ClassVar, TypedDict
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -282,10 +283,17 @@ class HTTPProvider:
         policy: Policy | None = None,
         stream_options: StreamOptions | None = None,
     ) -> None:
-        if deadline is not None and not deadline > 0:
-            raise ValueError(f"deadline is a number of seconds above 0 (or None: no limit), got {deadline!r}")
+        _check_seconds("deadline", deadline, "no limit")
+        if not isinstance(timeout, Timeout):
+            _check_seconds("timeout", timeout, "600 s, connect 10 s")
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool):
+            raise TypeError(f"max_retries is an int, got {type(max_retries).__name__}")
+        if base_url is not None and not isinstance(base_url, str):
+            raise TypeError(f"base_url is a URL (a str), got {type(base_url).__name__}")
         env_url = os.environ.get(self.env_base_url) if self.env_base_url else None
-        self.base_url = self._normal_url((base_url or env_url or self.default_base_url).rstrip("/"))
+        given = base_url or env_url or self.default_base_url
+        self.base_url = self._normal_url(given.rstrip("/"))
+        _check_url(self.base_url, "base_url" if base_url else str(self.env_base_url), given)
         self.api_key = api_key if api_key is not None else _first_env(self.env_api_key)
         if self.needs_api_key and not self.api_key and base_url is None and env_url is None:
             names = " or ".join(self.env_api_key)
@@ -567,6 +575,30 @@ def _not_json(dialect: Dialect, data: bytes, rid: str | None) -> DecodeError:
     return DecodeError(
         f"{dialect} response: not a JSON body{hint} (it starts with {head}){where}", offset=0, kind="json_malformed"
     )
+
+
+def _check_seconds(name: str, value: object, otherwise: str) -> None:
+    """``value`` is ``None`` or a number of seconds above 0 (a ``TypeError`` / ``ValueError``
+    naming the option, at construction rather than at the first call)."""
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} is a number of seconds (or None: {otherwise}), got {type(value).__name__}")
+    if not value > 0:
+        raise ValueError(f"{name} is a number of seconds above 0 (or None: {otherwise}), got {value!r}")
+
+
+def _check_url(url: str, name: str, given: str) -> None:
+    """A base URL is ``http://`` or ``https://`` and a host: ``localhost:8000`` would fail at
+    every call ("missing an 'http://' or 'https://' protocol"), so it fails here, once."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return
+    if "://" not in url:
+        hint = f": it needs its scheme, e.g. 'http://{given}'"
+    else:
+        hint = ": a base URL starts with http:// or https://"
+    raise ValueError(f"{name} {given!r} is no HTTP URL{hint}")
 
 
 def _first_env(names: tuple[str, ...]) -> str | None:

@@ -60,6 +60,8 @@ _CONVERSATION_FIELDS = frozenset(
 _NO_MODEL = "no model: name one in the request or give the provider a default model"
 
 
+_VERSION = re.compile(r"v[0-9][0-9a-z.]*")  # a path segment naming an API version: v1, v1beta, v2.1
+
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 
 
@@ -265,6 +267,9 @@ class HTTPProvider:
     needs_api_key: ClassVar[bool] = True
     tool_name: ClassVar[re.Pattern[str] | None] = None
     tool_name_rule: ClassVar[str] = ""
+    api_prefix: ClassVar[str | None] = None
+    """Where servers of this dialect usually serve its API (``/v1`` for OpenAI's): a base URL
+    without a version in its path, answered with a 404, is told so."""
 
     def __init__(
         self,
@@ -311,6 +316,7 @@ class HTTPProvider:
             retry=retry if retry is not None else Retry(max_retries=max_retries),
             client=client,
             async_client=async_client,
+            hint=self._base_url_hint,
         )
 
     def __repr__(self) -> str:
@@ -327,6 +333,24 @@ class HTTPProvider:
     def _normal_url(self, base_url: str) -> str:
         """The base URL as given (or from the environment), as this dialect reads it."""
         return base_url
+
+    def _base_url_hint(self, error: ProviderError) -> str | None:
+        """For a 404 (an error status names its URL): the two common ``base_url`` mistakes, a
+        base URL that already ends in what the call adds (``.../v1/chat/completions``), and one
+        without the version the API is under (``http://host:8000`` for ``.../v1``)."""
+        if error.status != 404 or error.url is None:
+            return None
+        base = [p for p in urlsplit(self.base_url).path.split("/") if p]
+        added = [p for p in urlsplit(error.url).path.split("/") if p][len(base) :]
+        for n in range(len(added), 0, -1):  # the longest start of what is added that base ends in
+            if base[len(base) - n :] == added[:n]:
+                doubled = "/" + "/".join(added[:n])
+                right = self.base_url[: -len(doubled)]
+                return f"is base_url right? It ends in {doubled}, which msgwire adds itself: base_url={right!r}"
+        prefix = self.api_prefix
+        if prefix is not None and not any(_VERSION.fullmatch(p) for p in base):
+            return f"is base_url right? This API is usually under {prefix}: base_url={self.base_url + prefix!r}"
+        return None
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}

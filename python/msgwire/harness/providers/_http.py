@@ -28,7 +28,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import httpx
@@ -141,10 +141,10 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error(response: httpx.Response | AsyncResponse, body: bytes, dialect: Dialect) -> ProviderError:
+def _error(response: httpx.Response | AsyncResponse, body: bytes, dialect: Dialect, url: str) -> ProviderError:
     """The ``ProviderError`` of an HTTP error response (``msgwire.formats.http_error``: the
-    provider's own words from its error body, else the body's start)."""
-    return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase)
+    provider's own words from its error body, else the body's start; the URL posted to)."""
+    return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase, url=url)
 
 
 def _read_error_body(response: httpx.Response) -> bytes:
@@ -207,10 +207,12 @@ class Transport:
         retry: Retry,
         client: httpx.Client | None = None,
         async_client: httpx.AsyncClient | None = None,
+        hint: Callable[[ProviderError], str | None] | None = None,
     ) -> None:
         self.dialect = dialect
         self.headers = dict(headers)
         self.retry = retry
+        self._hint = hint  # the provider's advice on an error status (a 404: its base_url)
         self._timeout = timeout
         self._client = client
         self._async_client = async_client
@@ -291,7 +293,7 @@ class Transport:
             else:
                 if response.is_success:
                     return response
-                error = _error(response, _read_error_body(response), self.dialect)
+                error = self._explained(_error(response, _read_error_body(response), self.dialect, url))
                 wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
             self._log(attempt, wait, reason)
             time.sleep(wait)
@@ -317,7 +319,7 @@ class Transport:
             else:
                 if response.is_success:
                     return response
-                error = _error(response, await _aread_error_body(response), self.dialect)
+                error = self._explained(_error(response, await _aread_error_body(response), self.dialect, url))
                 wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
             self._log(attempt, wait, reason)
             await asyncio.sleep(wait)
@@ -336,6 +338,13 @@ class Transport:
         return await self._aiohttp().send(
             url, body, {**self.headers, **headers}, connect=timeout.connect, read=timeout.read
         )
+
+    def _explained(self, error: ProviderError) -> ProviderError:
+        """``error`` with the provider's hint, when it has one, at the end of its message."""
+        hint = self._hint(error) if self._hint is not None else None
+        if hint:
+            error.args = (f"{error.args[0]}; {hint}", *error.args[1:])
+        return error
 
     def _in_time(self, deadline: Deadline | None, attempt: int) -> None:
         if deadline is not None and deadline.passed():

@@ -317,6 +317,7 @@ class HTTPProvider:
             client=client,
             async_client=async_client,
             hint=self._base_url_hint,
+            tls=urlsplit(self.base_url).scheme == "https",
         )
 
     def __repr__(self) -> str:

@@ -34,7 +34,11 @@ the agent is idle, or ``max_steps`` model calls were made):
 Sync and async: ``run`` / ``step`` / ``stream`` run the loop on the agent's own event loop in the
 calling thread and call ``provider.stream``; ``arun`` / ``astep`` / ``astream`` run in the
 caller's loop and call ``provider.astream``. One run at a time: a second one, from any thread,
-raises ``UsageError`` before it starts; ``close()`` during a run cancels it and waits for its end.
+raises ``UsageError`` before it starts; ``close()`` during a run cancels it and waits for its end
+(a sync run in another thread too: the model's stream it reads is interrupted at once, the
+connection shut down, rather than read to its end; a request still waiting for its reply's headers
+or for a retry ends that wait first). A closed agent stays closed: continue its conversation with
+a new one (``Agent(provider, conversation=agent.conversation)``).
 Cancelling (``Ctrl-C``, closing the ``stream()`` generator, cancelling the task) closes the HTTP
 response at once; the partial message is kept (``stop_reason="aborted"``, an ``error`` entry)
 and running tools get ``interrupted`` results.
@@ -360,8 +364,9 @@ class Agent:
 
     def close(self) -> None:
         """Stop the agent: a run in progress (in another thread, or another task) is cancelled
-        and waited for; then its event loop and its tool runner (one it made) are closed. The
-        provider and the resolvers are yours to close."""
+        and waited for (a sync run's stream read is interrupted: ``ProviderStream.interrupt``);
+        then its event loop and its tool runner (one it made) are closed. The provider and the
+        resolvers are yours to close."""
         with self._state:
             self._closed = True
             task, task_loop, reading = self._task, self._task_loop, self._reading

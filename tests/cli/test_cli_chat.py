@@ -210,7 +210,9 @@ def test_a_failed_model_call_is_shown_once_and_the_chat_goes_on(workspace: Path)
     with ScriptedServer(script) as server:
         done = _chat(server, workspace, ["hi", "still there?"])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("the model is not available to you") == 1
+    shown = " ".join(done.stdout.split())  # the console wraps long lines (the error names its URL)
+    assert shown.count("the model is not available to you") == 1
+    assert "at POST http://127.0.0.1:" in shown
     assert "error," in done.stdout  # the run's end: (1 step(s), error, ...)
     assert "Back again." in done.stdout
 

@@ -109,17 +109,30 @@ def request_id(headers: Any) -> str | None:
     return None
 
 
-def http_error(status: int, headers: Any, body: bytes, dialect: Dialect, *, reason: str | None = None) -> ProviderError:
+def http_error(
+    status: int,
+    headers: Any,
+    body: bytes,
+    dialect: Dialect,
+    *,
+    reason: str | None = None,
+    url: str | None = None,
+    method: str = "POST",
+) -> ProviderError:
     """The ``ProviderError`` of an HTTP response with an error status: the provider's error type
     and message from its error body (read by the dialect's response reader; a body framed as
     server-sent events, ``data: {"error": ...}``, is read event by event) when it has one, else
-    ``http_<status>`` and the body's start; ``reason`` is the status's reason phrase."""
+    ``http_<status>`` and the body's start; ``reason`` is the status's reason phrase; ``url``
+    (and ``method``), the request's, named in the message (without its query or credentials,
+    where keys may be)."""
     rid = request_id(headers)
     error_type, message = _provider_words(body, dialect)
     if message is None:
         text = body.decode("utf-8", "replace").strip()
         error_type, message = f"http_{status}", text[:SHOWN] + ("..." if len(text) > SHOWN else "")
     head = f"{dialect}: HTTP {status} {reason or ''}".rstrip()
+    if url is not None:
+        head += f" at {method} {_shown_url(url)}"
     where = f" [request id {rid}]" if rid else ""
     return ProviderError(
         f"{head} ({error_type}): {message}{where}",
@@ -129,8 +142,18 @@ def http_error(status: int, headers: Any, body: bytes, dialect: Dialect, *, reas
         provider_message=message,
         status=status,
         request_id=rid,
+        url=url,
         kind="provider",
     )
+
+
+def _shown_url(url: str) -> str:
+    """``url`` without what may hold a secret: its query (``?key=``) and user info."""
+    from urllib.parse import urlsplit, urlunsplit  # an error's path: not loaded by `import msgwire`
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _provider_words(body: bytes, dialect: Dialect) -> tuple[str | None, str | None]:

@@ -195,6 +195,8 @@ class ProviderError(StreamError):
       an error inside a 200 stream or a body read on its own);
     - ``request_id``: the provider's request id header (``x-request-id``, ``request-id``...), for
       its support;
+    - ``url``: the URL of the request an HTTP error status answered (named in the message too,
+      without its query), ``None`` when unknown;
     - ``code``: the error object's own ``code`` when it has one beside its ``type`` (OpenAI's
       ``rate_limit_exceeded`` with a ``type`` of ``tokens``; LiteLLM's ``"500"``);
     - ``retryable``: whether sending the same request again may succeed (the retry rule, below).
@@ -209,12 +211,14 @@ class ProviderError(StreamError):
         status: int | None = None,
         request_id: str | None = None,
         code: str | None = None,
+        url: str | None = None,
         **fields: Any,
     ) -> None:
         super().__init__(message, **fields)
         self.status = status
         self.request_id = request_id
         self.code = code
+        self.url = url
 
     @property
     def retryable(self) -> bool:

@@ -1037,12 +1037,27 @@ class Diagnostic(_Plain, frozen=True, kw_only=True):
 # --- short constructors ---------------------------------------------------------------------
 
 
+_BLOCKS = (
+    TextBlock,
+    ThinkingBlock,
+    ImageBlock,
+    FileReferenceBlock,
+    MCPResourceBlock,
+    ToolCallBlock,
+    ServerToolCallBlock,
+    ServerToolResultBlock,
+    UnknownBlock,
+)
+
+
 def _blocks(content: str | ContentBlock | list[ContentBlock]) -> list[ContentBlock]:
     if isinstance(content, str):
         return [TextBlock(text=content)]
     if isinstance(content, list):
-        return content
-    return [content]
+        return content  # its items are not checked: these are on hot paths
+    if isinstance(content, _BLOCKS):
+        return [content]
+    raise TypeError(f"content is text, a content block or a list of blocks, got {type(content).__name__}")
 
 
 def user(content: str | ContentBlock | list[ContentBlock], **fields: Any) -> UserMessage:
@@ -1059,6 +1074,8 @@ def tool_result(
     tool_call_id: str, content: str | ContentBlock | list[ContentBlock], **fields: Any
 ) -> ToolResultMessage:
     """``tool_result(call.id, "42")``: the output of a tool call."""
+    if not isinstance(tool_call_id, str):
+        raise TypeError(f"tool_call_id is the id of the tool call (a str), got {type(tool_call_id).__name__}")
     return ToolResultMessage(tool_call_id=tool_call_id, content=_blocks(content), **fields)
 
 

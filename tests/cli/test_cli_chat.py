@@ -210,7 +210,9 @@ def test_a_failed_model_call_is_shown_once_and_the_chat_goes_on(workspace: Path)
     with ScriptedServer(script) as server:
         done = _chat(server, workspace, ["hi", "still there?"])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("the model is not available to you") == 1
+    shown = " ".join(done.stdout.split())  # the console wraps long lines (the error names its URL)
+    assert shown.count("the model is not available to you") == 1
+    assert "at POST http://127.0.0.1:" in shown
     assert "error," in done.stdout  # the run's end: (1 step(s), error, ...)
     assert "Back again." in done.stdout
 
@@ -290,3 +292,11 @@ def test_help_is_plain_text(tmp_path: Path, command: str) -> None:
         assert "~/.local/share/msgwire/" in done.stdout
         assert str(tmp_path / "data" / "msgwire" / "sessions.db") in "".join(done.stdout.split())
     assert max(len(line) for line in done.stdout.splitlines()) <= 100
+
+
+def test_chat_refuses_a_base_url_without_scheme_at_start(workspace: Path) -> None:
+    env = cli.environment(workspace.parent)
+    done = cli.chat("localhost:47811", ["hello"], env=env, cwd=workspace)
+    assert done.returncode == 2
+    assert "base_url 'localhost:47811'" in done.stderr
+    assert "'http://localhost:47811'" in done.stderr

@@ -82,3 +82,26 @@ def test_every_exception_has_a_kind() -> None:
     ):
         assert isinstance(cls.kind, str)
         assert cls.kind
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: msgwire.user(123), r"content is text, a content block or a list of blocks, got int"),
+        (lambda: msgwire.user(None), r"content is .* got NoneType"),
+        (lambda: msgwire.assistant(3.5), r"content is .* got float"),
+        (lambda: msgwire.tool_result("call_1", {"a": 1}), r"content is .* got dict"),
+        (lambda: msgwire.tool_result(None, "x"), r"tool_call_id is the id of the tool call \(a str\), got NoneType"),
+        (lambda: msgwire.tool_result(7, "x"), r"tool_call_id .* got int"),
+    ],
+)
+def test_the_short_constructors_name_a_wrong_argument(make: Any, words: str) -> None:
+    with pytest.raises(TypeError, match=words):
+        make()
+
+
+def test_the_short_constructors_take_text_a_block_or_blocks() -> None:
+    block = msgwire.TextBlock(text="hi")
+    assert msgwire.user("hi").content == msgwire.user(block).content == msgwire.user([block]).content == [block]
+    assert msgwire.tool_result("call_1", "42").tool_call_id == "call_1"
+    assert msgwire.assistant().content == []

@@ -34,7 +34,11 @@ the agent is idle, or ``max_steps`` model calls were made):
 Sync and async: ``run`` / ``step`` / ``stream`` run the loop on the agent's own event loop in the
 calling thread and call ``provider.stream``; ``arun`` / ``astep`` / ``astream`` run in the
 caller's loop and call ``provider.astream``. One run at a time: a second one, from any thread,
-raises ``UsageError`` before it starts; ``close()`` during a run cancels it and waits for its end.
+raises ``UsageError`` before it starts; ``close()`` during a run cancels it and waits for its end
+(a sync run in another thread too: the model's stream it reads is interrupted at once, the
+connection shut down, rather than read to its end; a request still waiting for its reply's headers
+or for a retry ends that wait first). A closed agent stays closed: continue its conversation with
+a new one (``Agent(provider, conversation=agent.conversation)``).
 Cancelling (``Ctrl-C``, closing the ``stream()`` generator, cancelling the task) closes the HTTP
 response at once; the partial message is kept (``stop_reason="aborted"``, an ``error`` entry)
 and running tools get ``interrupted`` results.
@@ -211,6 +215,9 @@ class Agent:
             raise TypeError(
                 f"an agent needs a provider (msgwire.harness.providers.OpenAI(...), ...), got {type(provider).__name__}"
             )
+        for name, count in (("max_steps", max_steps), ("retries", retries)):
+            if not isinstance(count, int) or isinstance(count, bool):
+                raise TypeError(f"{name} is an int, got {type(count).__name__}")
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         if retries < 0:
@@ -253,13 +260,14 @@ class Agent:
         """Model calls made so far (the next step's number)."""
         self._resolved: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._state = threading.Lock()  # guards _busy, _task, _closed
+        self._state = threading.Lock()  # guards _busy, _task, _closed, _reading
         self._busy = False
         self._idle = threading.Event()
         self._idle.set()
         self._task: asyncio.Task[Any] | None = None
         self._task_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._reading: Any = None  # the provider stream a sync run is reading (close() stops it)
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, model={self.model!r}, tools={self.tools.names}, steps={self.steps})"
@@ -356,15 +364,20 @@ class Agent:
 
     def close(self) -> None:
         """Stop the agent: a run in progress (in another thread, or another task) is cancelled
-        and waited for; then its event loop and its tool runner (one it made) are closed. The
-        provider and the resolvers are yours to close."""
+        and waited for (a sync run's stream read is interrupted: ``ProviderStream.interrupt``);
+        then its event loop and its tool runner (one it made) are closed. The provider and the
+        resolvers are yours to close."""
         with self._state:
             self._closed = True
-            task, task_loop = self._task, self._task_loop
+            task, task_loop, reading = self._task, self._task_loop, self._reading
         if task is not None and task_loop is not None and not task.done():
             if _running_loop() is task_loop:
                 raise UsageError("close() was called from inside the agent's own run: let the run end first")
             task_loop.call_soon_threadsafe(task.cancel)
+            if reading is not None:
+                # a sync run reads its stream inside one step of its loop: the cancel above waits
+                # for that step's end, the stream's; ending the read ends the step now
+                _interrupt(reading)
             self._idle.wait()
         if self._own_runner:
             self.runner.close()
@@ -593,6 +606,7 @@ class Agent:
         try:
             if mode.sync:
                 stream = self.provider.stream(request, cache=self.request_cache)
+                self._reading_from(stream)
                 if emit is None:
                     for _ in stream:
                         pass
@@ -609,21 +623,38 @@ class Agent:
             return stream.message(), None, _report(stream)
         except StreamError as failure:  # the provider's, the network's, a cut or malformed stream
             partial = stream.message() if stream is not None else self._nothing(request)
+            if mode.sync and getattr(stream, "interrupted", False):  # close() ended the read: a cancel
+                self._keep_aborted(partial, "CancelledError")
+                raise asyncio.CancelledError("the agent was closed") from failure
             return partial, failure, _report(stream)
         except BaseException as stop:  # cancelled, interrupted: keep what arrived, then stop
             partial = stream.message() if stream is not None else self._nothing(request)
-            if partial.stop_reason is None or partial.stop_reason == "error":
-                partial = msgspec.structs.replace(partial, stop_reason="aborted")
             if isinstance(stop, (asyncio.CancelledError, KeyboardInterrupt)):
-                audit = {"error": f"the run was interrupted ({type(stop).__name__})", "kind": "cancelled"}
-                self.conversation.add(partial, "error", audit)
+                self._keep_aborted(partial, type(stop).__name__)
             raise
         finally:
             if stream is not None:
                 if mode.sync:
+                    self._reading_from(None)
                     stream.close()
                 else:
                     await stream.aclose()
+
+    def _reading_from(self, stream: Any) -> None:
+        """Tell ``close()`` which stream a sync run reads (``None``: none now); one that comes
+        after ``close()`` was called is stopped at once."""
+        with self._state:
+            self._reading = stream
+            closed = self._closed
+        if closed and stream is not None:
+            _interrupt(stream)
+
+    def _keep_aborted(self, partial: AssistantMessage, why: str) -> None:
+        """Record what arrived of a call that was stopped (cancelled, interrupted)."""
+        if partial.stop_reason is None or partial.stop_reason == "error":
+            partial = msgspec.structs.replace(partial, stop_reason="aborted")
+        audit = {"error": f"the run was interrupted ({why})", "kind": "cancelled"}
+        self.conversation.add(partial, "error", audit)
 
     def _nothing(self, request: Request) -> AssistantMessage:
         """The partial message of a call that failed before any reply."""
@@ -651,6 +682,14 @@ class Agent:
         return await runner.execute(
             approvals, conversation=recorder, on_start=lambda call: emit(ToolStarted(step=step, call=call))
         )
+
+
+def _interrupt(stream: Any) -> None:
+    """Stop the read of a sync stream from another thread (``ProviderStream.interrupt``; a
+    stream of another provider without one is left to end by itself)."""
+    interrupt = getattr(stream, "interrupt", None)
+    if callable(interrupt):
+        interrupt()
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

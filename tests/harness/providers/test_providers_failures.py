@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import threading
+import time
 from collections.abc import Callable
 
 import httpx
@@ -16,9 +18,9 @@ import pytest
 
 import msgwire
 from msgwire import ProviderError, TransportError, TruncatedStreamError, user
-from msgwire.harness.providers import AsyncProviderStream, HTTPProvider, Request, Retry
-from msgwire.harness.providers._http import retry_after
-from msgwire.testing import ScriptedServer, drop, error, recorded, reply
+from msgwire.harness.providers import PROVIDERS, AsyncProviderStream, HTTPProvider, OpenAI, Request, Retry
+from msgwire.harness.providers._http import Interrupted, retry_after
+from msgwire.testing import Received, Reply, ScriptedServer, drop, error, recorded, reply
 from tests._support.providers import DIALECTS, FAST_RETRY, LONG, WIRE
 
 Connect = Callable[..., HTTPProvider]
@@ -55,6 +57,65 @@ def test_401_is_not_retried_and_carries_the_providers_words(
     assert "HTTP 401" in str(err)
     assert "req_scripted_0001" in str(err)
     assert len(server.wait(1)) == len(server.requests) == 1
+
+
+def _strict(path: str) -> Callable[[Received], Reply]:
+    """A server that answers only at ``path`` and 404s elsewhere, as OpenAI's API does."""
+
+    def respond(received: Received) -> Reply:
+        if received.path == path:
+            return reply("found")
+        return error(404, f"Invalid URL (POST {received.path})", type="invalid_request_error")
+
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("dialect", "base", "posted", "hint"),
+    [
+        ("openai", "", "/chat/completions", "usually under /v1: base_url='{url}/v1'"),
+        ("openai", "/v1/chat/completions", "/v1/chat/completions/chat/completions", "base_url='{url}/v1'"),
+        ("openai-responses", "/v1/responses", "/v1/responses/responses", "ends in /responses"),
+        ("anthropic", "/v1", "/v1/v1/messages", "ends in /v1, which msgwire adds itself: base_url='{url}'"),
+    ],
+)
+def test_a_404_names_the_url_posted_to_and_the_likely_base_url_mistake(
+    dialect: str, base: str, posted: str, hint: str
+) -> None:
+    right = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses", "anthropic": "/v1/messages"}
+    with ScriptedServer(respond=_strict(right[dialect])) as strict:
+        model = PROVIDERS[dialect](base_url=strict.url + base, api_key="k", model="m", retry=FAST_RETRY)
+        with model, pytest.raises(ProviderError) as failure:
+            model.stream(REQUEST)
+        assert strict.requests[0].path == posted
+    text = str(failure.value)
+    assert f"at POST {strict.url}{posted} " in text
+    assert failure.value.url == strict.url + posted
+    assert hint.format(url=strict.url) in text
+
+
+def test_an_error_status_names_the_url_and_a_right_base_url_gets_no_hint(server: ScriptedServer) -> None:
+    server.add(error(404, "The model `m` does not exist", code="model_not_found"), error(500, "boom"))
+    with OpenAI(base_url=server.url + "/v1", api_key="k", model="m", retry=FAST_RETRY) as model:
+        for _ in range(2):
+            with pytest.raises(ProviderError) as failure:
+                model.complete(REQUEST)
+            assert f"at POST {server.url}/v1/chat/completions (" in str(failure.value)
+            assert "base_url" not in str(failure.value)  # the URL looks right: the error is the server's
+
+
+def test_an_async_error_status_names_the_url_too(server: ScriptedServer) -> None:
+    server.add(error(404, "Invalid URL (POST /chat/completions)"))
+
+    async def call() -> ProviderError:
+        async with OpenAI(base_url=server.url, api_key="k", model="m", retry=FAST_RETRY) as model:
+            with pytest.raises(ProviderError) as failure:
+                await model.acomplete(REQUEST)
+            return failure.value
+
+    failed = asyncio.run(call())
+    assert f"at POST {server.url}/chat/completions (" in str(failed)
+    assert f"base_url='{server.url}/v1'" in str(failed)
 
 
 def test_429_with_retry_after_is_honoured_then_succeeds(
@@ -265,6 +326,29 @@ def test_close_before_reading_closes_the_connection(server: ScriptedServer, conn
     (received,) = server.wait(1)
     assert received.client_closed
     assert received.bytes_sent == 0
+
+
+def test_interrupting_from_another_thread_ends_a_blocked_read_at_once(server: ScriptedServer, connect: Connect) -> None:
+    data = LONG["openai"].read_bytes()
+    server.add(recorded(data, "openai", hold_after=len(data) // 3), reply("after"))
+    model = connect("openai")
+    with model.stream(REQUEST) as stream:
+        first = next(stream)
+        timer = threading.Timer(0.2, stream.interrupt)  # the server holds the rest: the read blocks
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(TransportError) as failure:
+            for _ in stream:
+                pass
+        took = time.monotonic() - started
+    assert first.type == "message_start"
+    assert took < 3, f"the read ended {took:.2f} s later"  # the server would hold it for 10 s
+    assert isinstance(failure.value.__cause__, Interrupted)
+    assert stream.message().stop_reason == "aborted"
+    (received, *_) = server.wait(1)
+    assert received.client_closed
+    with model.stream(REQUEST) as again:  # the provider's client goes on
+        assert again.until_done().text == "after"
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

@@ -71,3 +71,31 @@ def test_create_passes_every_option_on_and_over_the_presets() -> None:
 def test_a_misspelt_option_is_refused_at_run_time_too() -> None:
     with pytest.raises(TypeError, match="modle"):
         OpenAI(api_key="k", modle="m")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "words"),
+    [
+        ({"timeout": "10"}, TypeError, r"timeout is a number of seconds .* got str"),
+        ({"timeout": 0}, ValueError, r"timeout is a number of seconds above 0 .* got 0"),
+        ({"deadline": "5"}, TypeError, r"deadline is a number of seconds .* got str"),
+        ({"max_retries": "2"}, TypeError, r"max_retries is an int, got str"),
+        ({"base_url": "localhost:47811"}, ValueError, r"base_url 'localhost:47811' .* 'http://localhost:47811'"),
+        ({"base_url": "127.0.0.1:8000/v1"}, ValueError, r"base_url '127.0.0.1:8000/v1' .* 'http://127.0.0.1:8000/v1'"),
+        ({"base_url": "ftp://example.com/v1"}, ValueError, r"base_url 'ftp://example.com/v1' .* http:// or https://"),
+        ({"base_url": 8000}, TypeError, r"base_url is a URL \(a str\), got int"),
+    ],
+)
+def test_a_wrong_option_is_refused_at_construction_naming_it(
+    options: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        OpenAI(api_key="k", **options)
+
+
+def test_a_base_url_without_scheme_from_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:47811/v1")
+    with pytest.raises(ValueError, match=r"OPENAI_BASE_URL 'localhost:47811/v1' .* 'http://localhost:47811/v1'"):
+        OpenAI(api_key="k")
+    monkeypatch.setenv("OLLAMA_HOST", "localhost:11434")  # Ollama's own habit: host:port is read as http
+    assert PROVIDERS["ollama"]().base_url == "http://localhost:11434"

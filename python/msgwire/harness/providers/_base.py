@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from typing import Any, ClassVar, TypedDict
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -59,6 +60,8 @@ _CONVERSATION_FIELDS = frozenset(
 _NO_MODEL = "no model: name one in the request or give the provider a default model"
 
 
+_VERSION = re.compile(r"v[0-9][0-9a-z.]*")  # a path segment naming an API version: v1, v1beta, v2.1
+
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 
 
@@ -85,6 +88,9 @@ class _ProviderReply:
     """What a provider's stream adds to msgwire's, sync or async: the request id (also set on a
     ``ProviderError`` the stream raises), the report of what the request could not carry, and
     whether the stream ended (read to its end, or failed) or was aborted before."""
+
+    interrupted = False
+    """The stream was stopped from another thread (``ProviderStream.interrupt``)."""
 
     def __init__(
         self,
@@ -114,7 +120,8 @@ class _ProviderReply:
         self._aborted = self._aborted or not self._ended
 
     def _marked(self, message: AssistantMessage) -> AssistantMessage:
-        if self._aborted and message.stop_reason is None:
+        stop = message.stop_reason
+        if (self._aborted and stop is None) or (self.interrupted and stop in (None, "error")):
             return msgspec.structs.replace(message, stop_reason="aborted")
         return message
 
@@ -124,8 +131,20 @@ class ProviderStream(_ProviderReply, Stream):
     id of the request (also set on a ``ProviderError`` the stream raises), ``report`` what the
     request could not carry (``HTTPCall.report``); closing the stream
     (``close()``, leaving ``with``) closes the HTTP response at once. A stream closed (or
-    interrupted: ``KeyboardInterrupt``) before its end gives a ``message()`` with
-    ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
+    interrupted: ``KeyboardInterrupt``, ``interrupt()``) before its end gives a ``message()``
+    with ``stop_reason="aborted"``; one that failed, ``stop_reason="error"``."""
+
+    def interrupt(self) -> None:
+        """Stop the stream from another thread, while one reads it (``close()`` belongs to the
+        reading thread): the HTTP connection is shut down at once (the server sees the client
+        leave), the read in progress returns, and the reader's iteration raises
+        ``msgwire.TransportError`` caused by ``Interrupted``, its partial message
+        ``stop_reason="aborted"``. The reader still closes the stream. (An HTTP/2 connection
+        carries other requests: it is left alone, and the read ends at its timeout.)"""
+        self.interrupted = True
+        interrupt = getattr(self._source, "interrupt", None)
+        if callable(interrupt):  # a Body (a stream over a source of the caller's: nothing to end)
+            interrupt()
 
     def __iter__(self) -> Iterator[Event]:
         return self
@@ -248,6 +267,9 @@ class HTTPProvider:
     needs_api_key: ClassVar[bool] = True
     tool_name: ClassVar[re.Pattern[str] | None] = None
     tool_name_rule: ClassVar[str] = ""
+    api_prefix: ClassVar[str | None] = None
+    """Where servers of this dialect usually serve its API (``/v1`` for OpenAI's): a base URL
+    without a version in its path, answered with a 404, is told so."""
 
     def __init__(
         self,
@@ -266,10 +288,17 @@ class HTTPProvider:
         policy: Policy | None = None,
         stream_options: StreamOptions | None = None,
     ) -> None:
-        if deadline is not None and not deadline > 0:
-            raise ValueError(f"deadline is a number of seconds above 0 (or None: no limit), got {deadline!r}")
+        _check_seconds("deadline", deadline, "no limit")
+        if not isinstance(timeout, Timeout):
+            _check_seconds("timeout", timeout, "600 s, connect 10 s")
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool):
+            raise TypeError(f"max_retries is an int, got {type(max_retries).__name__}")
+        if base_url is not None and not isinstance(base_url, str):
+            raise TypeError(f"base_url is a URL (a str), got {type(base_url).__name__}")
         env_url = os.environ.get(self.env_base_url) if self.env_base_url else None
-        self.base_url = self._normal_url((base_url or env_url or self.default_base_url).rstrip("/"))
+        given = base_url or env_url or self.default_base_url
+        self.base_url = self._normal_url(given.rstrip("/"))
+        _check_url(self.base_url, "base_url" if base_url else str(self.env_base_url), given)
         self.api_key = api_key if api_key is not None else _first_env(self.env_api_key)
         if self.needs_api_key and not self.api_key and base_url is None and env_url is None:
             names = " or ".join(self.env_api_key)
@@ -287,6 +316,8 @@ class HTTPProvider:
             retry=retry if retry is not None else Retry(max_retries=max_retries),
             client=client,
             async_client=async_client,
+            hint=self._base_url_hint,
+            tls=urlsplit(self.base_url).scheme == "https",
         )
 
     def __repr__(self) -> str:
@@ -303,6 +334,24 @@ class HTTPProvider:
     def _normal_url(self, base_url: str) -> str:
         """The base URL as given (or from the environment), as this dialect reads it."""
         return base_url
+
+    def _base_url_hint(self, error: ProviderError) -> str | None:
+        """For a 404 (an error status names its URL): the two common ``base_url`` mistakes, a
+        base URL that already ends in what the call adds (``.../v1/chat/completions``), and one
+        without the version the API is under (``http://host:8000`` for ``.../v1``)."""
+        if error.status != 404 or error.url is None:
+            return None
+        base = [p for p in urlsplit(self.base_url).path.split("/") if p]
+        added = [p for p in urlsplit(error.url).path.split("/") if p][len(base) :]
+        for n in range(len(added), 0, -1):  # the longest start of what is added that base ends in
+            if base[len(base) - n :] == added[:n]:
+                doubled = "/" + "/".join(added[:n])
+                right = self.base_url[: -len(doubled)]
+                return f"is base_url right? It ends in {doubled}, which msgwire adds itself: base_url={right!r}"
+        prefix = self.api_prefix
+        if prefix is not None and not any(_VERSION.fullmatch(p) for p in base):
+            return f"is base_url right? This API is usually under {prefix}: base_url={self.base_url + prefix!r}"
+        return None
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}
@@ -551,6 +600,30 @@ def _not_json(dialect: Dialect, data: bytes, rid: str | None) -> DecodeError:
     return DecodeError(
         f"{dialect} response: not a JSON body{hint} (it starts with {head}){where}", offset=0, kind="json_malformed"
     )
+
+
+def _check_seconds(name: str, value: object, otherwise: str) -> None:
+    """``value`` is ``None`` or a number of seconds above 0 (a ``TypeError`` / ``ValueError``
+    naming the option, at construction rather than at the first call)."""
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{name} is a number of seconds (or None: {otherwise}), got {type(value).__name__}")
+    if not value > 0:
+        raise ValueError(f"{name} is a number of seconds above 0 (or None: {otherwise}), got {value!r}")
+
+
+def _check_url(url: str, name: str, given: str) -> None:
+    """A base URL is ``http://`` or ``https://`` and a host: ``localhost:8000`` would fail at
+    every call ("missing an 'http://' or 'https://' protocol"), so it fails here, once."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return
+    if "://" not in url:
+        hint = f": it needs its scheme, e.g. 'http://{given}'"
+    else:
+        hint = ": a base URL starts with http:// or https://"
+    raise ValueError(f"{name} {given!r} is no HTTP URL{hint}")
 
 
 def _first_env(names: tuple[str, ...]) -> str | None:

@@ -23,12 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import logging
 import random
 import socket
+import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import httpx
@@ -52,6 +54,7 @@ __all__ = [
     "Client",
     "Deadline",
     "DeadlineExceeded",
+    "Interrupted",
     "Retry",
     "Timeout",
     "Transport",
@@ -140,10 +143,10 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _error(response: httpx.Response | AsyncResponse, body: bytes, dialect: Dialect) -> ProviderError:
+def _error(response: httpx.Response | AsyncResponse, body: bytes, dialect: Dialect, url: str) -> ProviderError:
     """The ``ProviderError`` of an HTTP error response (``msgwire.formats.http_error``: the
-    provider's own words from its error body, else the body's start)."""
-    return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase)
+    provider's own words from its error body, else the body's start; the URL posted to)."""
+    return http_error(response.status_code, response.headers, body, dialect, reason=response.reason_phrase, url=url)
 
 
 def _read_error_body(response: httpx.Response) -> bytes:
@@ -206,10 +209,14 @@ class Transport:
         retry: Retry,
         client: httpx.Client | None = None,
         async_client: httpx.AsyncClient | None = None,
+        hint: Callable[[ProviderError], str | None] | None = None,
+        tls: bool = True,
     ) -> None:
         self.dialect = dialect
+        self._tls = tls  # the provider's URL is https://: its own client needs trusted certificates
         self.headers = dict(headers)
         self.retry = retry
+        self._hint = hint  # the provider's advice on an error status (a 404: its base_url)
         self._timeout = timeout
         self._client = client
         self._async_client = async_client
@@ -228,7 +235,7 @@ class Transport:
     def client(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout_or_default())
+                self._client = httpx.Client(timeout=self._timeout_or_default(), verify=_tls_context(self._tls))
             return self._client
 
     @property
@@ -290,7 +297,7 @@ class Transport:
             else:
                 if response.is_success:
                     return response
-                error = _error(response, _read_error_body(response), self.dialect)
+                error = self._explained(_error(response, _read_error_body(response), self.dialect, url))
                 wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
             self._log(attempt, wait, reason)
             time.sleep(wait)
@@ -316,7 +323,7 @@ class Transport:
             else:
                 if response.is_success:
                     return response
-                error = _error(response, await _aread_error_body(response), self.dialect)
+                error = self._explained(_error(response, await _aread_error_body(response), self.dialect, url))
                 wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
             self._log(attempt, wait, reason)
             await asyncio.sleep(wait)
@@ -335,6 +342,13 @@ class Transport:
         return await self._aiohttp().send(
             url, body, {**self.headers, **headers}, connect=timeout.connect, read=timeout.read
         )
+
+    def _explained(self, error: ProviderError) -> ProviderError:
+        """``error`` with the provider's hint, when it has one, at the end of its message."""
+        hint = self._hint(error) if self._hint is not None else None
+        if hint:
+            error.args = (f"{error.args[0]}; {hint}", *error.args[1:])
+        return error
 
     def _in_time(self, deadline: Deadline | None, attempt: int) -> None:
         if deadline is not None and deadline.passed():
@@ -389,6 +403,23 @@ class Transport:
         )
 
 
+@functools.cache
+def _verifying_context() -> ssl.SSLContext:
+    """httpx's own (its CA bundle: certifi's, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), made once
+    per process and shared by every client made here: loading the bundle takes 100+ ms (137 ms
+    of a first run's 220 ms in the review), which httpx pays again for each client. Never
+    changed once made (httpcore sets the same ALPN protocols on it for each connection)."""
+    return httpx.create_ssl_context()
+
+
+def _tls_context(tls: bool) -> ssl.SSLContext:
+    """The TLS context of a provider's own client: the shared verifying one for an ``https://``
+    URL; for an ``http://`` one, which never makes a TLS connection to it, a bare context that
+    loads nothing and trusts no certificate (a TLS connection made anyway fails verification,
+    never goes unverified)."""
+    return _verifying_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 def _within(timeout: httpx.Timeout, left: float) -> httpx.Timeout:
     """``timeout`` with no wait longer than ``left`` seconds (a wait without limit included)."""
     left = max(left, 0.001)  # httpx reads 0 as "no wait at all"; the deadline check comes first
@@ -414,24 +445,44 @@ def _shut_down(response: httpx.Response) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's, under any TLS
 
 
+class Interrupted(ConnectionAbortedError):
+    """The stream was interrupted from another thread (``ProviderStream.interrupt``): the
+    ``__cause__`` of the ``msgwire.TransportError`` its reader gets."""
+
+
 class Body:
     """The body of a streamed response as byte chunks for ``msgwire.Stream``: the response is
     closed when the chunks end or fail, and by ``close()`` (``Stream.close``) at once, even if
     reading never started. With a ``deadline``, no read runs past it: the error is then
-    ``DeadlineExceeded`` (its cause what the read raised)."""
+    ``DeadlineExceeded`` (its cause what the read raised). ``interrupt()``, from another thread,
+    ends a read in progress: the error is then ``Interrupted``."""
 
-    __slots__ = ("deadline", "expired", "response", "watch")
+    __slots__ = ("_closed", "_lock", "deadline", "expired", "interrupted", "response", "watch")
 
     def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
         self.response = response
         self.deadline = deadline
-        self.expired = False
+        self.expired = self.interrupted = self._closed = False
+        # close() and a shut-down from another thread take turns: a socket is never shut down
+        # after it was closed (its number may be another socket's by then)
+        self._lock = threading.Lock()
         self.watch = deadline.watch(self._expire) if deadline is not None else None
 
     def _expire(self) -> None:
         """The deadline passed (the watch's thread): end the read in progress."""
         self.expired = True
-        _shut_down(self.response)
+        self._shut_down()
+
+    def interrupt(self) -> None:
+        """End the read in progress from another thread (the connection shut down: the server
+        sees the client leave); the reader's next read fails with ``Interrupted``."""
+        self.interrupted = True
+        self._shut_down()
+
+    def _shut_down(self) -> None:
+        with self._lock:
+            if not self._closed:
+                _shut_down(self.response)
 
     def __iter__(self) -> Iterator[bytes]:
         try:
@@ -439,6 +490,10 @@ class Body:
                 yield from self.response.iter_bytes()
             else:
                 yield from self._pieces_in_time(self.deadline)
+        except Exception as failure:
+            if self.interrupted:
+                raise Interrupted("the stream was interrupted (ProviderStream.interrupt)") from failure
+            raise
         finally:
             self.close()
 
@@ -451,7 +506,7 @@ class Body:
             except StopIteration:
                 return
             except Exception as failure:
-                if self._ended_by_deadline():
+                if self._ended_by_deadline() and not self.interrupted:
                     raise deadline.exceeded() from failure
                 raise
             yield piece
@@ -473,6 +528,8 @@ class Body:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.cancel()
+        with self._lock:
+            self._closed = True
         self.response.close()
 
 

@@ -30,6 +30,7 @@ class OpenAIPlatform:
     default_base_url: ClassVar[str] = OPENAI_BASE_URL
     tool_name: ClassVar[re.Pattern[str] | None] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
     tool_name_rule: ClassVar[str] = "1-64 letters, digits, '_' or '-'"
+    api_prefix: ClassVar[str | None] = "/v1"
 
 
 class OpenAIOptions(ProviderOptions, total=False):

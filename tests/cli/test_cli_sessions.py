@@ -24,7 +24,7 @@ from msgwire.cli import sessions
 from msgwire.harness.store import open_store
 from msgwire.testing import ScriptedServer, reply, tool_call
 from tests._support import cli
-from tests._support.postgres import PostgresServer, bindir, running
+from tests._support.postgres import PASSWORD, PASSWORD_ROLE, PostgresServer, bindir, running
 
 
 @pytest.fixture(scope="module")
@@ -293,3 +293,31 @@ def test_a_store_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
     listed = cli.msgwire("sessions", "--limit", "-1", env=env)
     assert listed.returncode == 2
     assert "--limit takes 0 (every one) or more, got -1" in listed.stderr
+
+
+def test_the_postgresql_password_shows_nowhere(pgserver: PostgresServer, workspace: Path, tmp_path: Path) -> None:
+    """Wrong and right, in ``--store`` and in ``MSGWIRE_STORE``: the password of the tests'
+    role that needs one is in no output of chat, sessions or audit (their errors included)."""
+    env = cli.environment(tmp_path)
+    wrong = pgserver.url(user=PASSWORD_ROLE, password="Wr0ng-Secret-77")
+    model = ("--model", "m", "--api-key", "k")
+    for command in (["sessions"], ["audit", "some-id"], ["chat", *model], ["chat", *model, "--resume"]):
+        refused = cli.msgwire(*command, "--store", wrong, env=env, cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        assert f'password authentication failed for user "{PASSWORD_ROLE}"' in refused.stderr
+        assert refused.stderr.count(PASSWORD_ROLE + "@") == 1  # the store named once
+        assert "Wr0ng-Secret-77" not in refused.stdout + refused.stderr
+    right = pgserver.url(user=PASSWORD_ROLE, password=PASSWORD)
+    with ScriptedServer([reply("Noted."), reply("Again.")]) as server:
+        done = cli.chat(server.url, ["Remember the milk"], "--store", right, env=env, cwd=workspace)
+        cid = _id(done.stdout)
+        by_env = cli.chat(server.url, ["And eggs"], "--resume", cid, env={**env, "MSGWIRE_STORE": right}, cwd=workspace)
+    listed = cli.msgwire("sessions", "--store", right, env=env)
+    audited = cli.msgwire("audit", "--store", right, cid, env=env)
+    missing = cli.msgwire("audit", "--store", right, "nope", env=env)
+    assert [done.returncode, by_env.returncode, listed.returncode, audited.returncode] == [0, 0, 0, 0]
+    assert "Remember the milk" in listed.stdout
+    assert "✓ hash chain verified" in audited.stdout
+    assert missing.returncode == 2
+    for shown in (done, by_env, listed, audited, missing):
+        assert PASSWORD not in shown.stdout + shown.stderr

@@ -67,15 +67,16 @@ def store_location(given: str | None) -> str:
 
 def open_chat_store(location: str) -> SQLStore:
     """The store at ``location`` (the default one's folder made when missing); one that cannot
-    be opened is a ``UsageError`` naming it."""
-    from ..harness.store import open_store  # the harness is imported by the commands that use it
+    be opened is a ``UsageError`` naming it (without its password)."""
+    from ..harness.store import open_store, redacted  # the harness is imported by the commands that use it
 
     try:
         if location == str(default_store()):
             default_store().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         return open_store(location)
     except (MsgwireError, ValueError, OSError) as exc:
-        raise UsageError(f"cannot open the store {location}: {exc}") from None
+        shown = redacted(location)
+        raise UsageError(f"cannot open the store {shown}: {str(exc).removeprefix(shown + ': ')}") from None
 
 
 def never_used(location: str) -> bool:

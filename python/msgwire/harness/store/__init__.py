@@ -33,6 +33,7 @@ from .async_store import AsyncStore
 from .base import ConversationInfo, OnError
 from .mailbox import AgentState, Mail
 from .protocols import ConversationStore, Store, SwarmStore
+from .redact import redacted
 from .rows import BadRow, from_rows, message_row, to_rows
 from .sql import SQLStore
 from .sqlite import SQLiteStore
@@ -54,6 +55,7 @@ __all__ = [
     "from_rows",
     "message_row",
     "open_store",
+    "redacted",
     "to_rows",
 ]
 
@@ -85,8 +87,8 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQL
             raise ValueError("a SQLite URL needs a path: sqlite:///msgwire.db")
     elif (scheme := _SCHEME.match(text)) is not None:
         raise ValueError(
-            f"unsupported store URL scheme {scheme.group(1)!r} in {text!r}: msgwire stores are sqlite:///path "
-            "(or a plain path) and postgresql://user@host/db"
+            f"unsupported store URL scheme {scheme.group(1)!r} in {redacted(text)!r}: msgwire stores are "
+            "sqlite:///path (or a plain path) and postgresql://user@host/db"
         )
     return SQLiteStore(Path(text), **options)
 

@@ -45,6 +45,7 @@ from msgwire.errors import StoreError, StoreUnavailableError
 
 from .base import Cursor
 from .pool import Pool
+from .redact import redacted_conninfo, scrubbed
 from .schema import POSTGRES
 from .sql import SQLStore
 
@@ -93,6 +94,10 @@ class PostgresStore(SQLStore):
     ``timeout``: seconds a call waits for one when ``max_size`` are in use (then
     ``StoreError``); ``max_idle``: seconds before an idle connection is closed, except the
     ``min_size`` most recently used.
+
+    ``url`` (in every message, and in ``repr``) is ``conninfo`` without its password (given in the
+    URL's user part, as ``?password=`` or as a ``password=`` keyword); ``conninfo`` itself, which
+    the store connects with, keeps it.
     """
 
     types = POSTGRES
@@ -110,11 +115,12 @@ class PostgresStore(SQLStore):
     ) -> None:
         super().__init__()
         self.conninfo = conninfo
+        self.url = redacted_conninfo(conninfo)
         try:
             params = psycopg.conninfo.conninfo_to_dict(conninfo)
-        except psycopg.ProgrammingError as exc:
-            raise StoreError(f"not a PostgreSQL connection string: {_words(exc)}") from exc
-        self.url = _redacted(params)
+        except psycopg.ProgrammingError as exc:  # libpq quotes what it cannot read: the password, maybe
+            words = scrubbed(_words(exc), conninfo)
+            raise StoreError(f"{self.url}: not a PostgreSQL connection string: {words}") from None
         self.connect_timeout = _connect_timeout(connect_timeout, params)
         self._pool: Pool[psycopg.Connection[Any]] = Pool(
             self._connect,
@@ -419,9 +425,3 @@ def _connect_timeout(given: float | None, params: dict[str, Any]) -> float:
     if not given > 0:
         raise ValueError(f"connect_timeout is seconds above 0, got {given!r}")
     return float(given)
-
-
-def _redacted(params: dict[str, Any]) -> str:
-    """The connection string without its password (for messages and ``url``)."""
-    host, port, db, user = (str(params.get(k) or "") for k in ("host", "port", "dbname", "user"))
-    return f"postgresql://{user + '@' if user else ''}{host}{':' + port if port else ''}/{db}"

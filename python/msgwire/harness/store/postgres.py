@@ -38,16 +38,19 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-import psycopg
-from psycopg import errors as pg_errors
-
-from msgwire.errors import StoreError, StoreUnavailableError
+from msgwire.errors import MissingExtraError, StoreError, StoreUnavailableError
 
 from .base import Cursor
 from .pool import Pool
 from .redact import redacted_conninfo, scrubbed
 from .schema import POSTGRES
 from .sql import SQLStore
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError as exc:
+    raise MissingExtraError("msgwire's PostgreSQL store", "postgres", exc) from None
 
 __all__ = ["PostgresStore"]
 

@@ -29,6 +29,7 @@ __all__ = [
     "ProviderError",
     "ResourceError",
     "StoreError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "StreamError",
     "TransportError",
@@ -320,6 +321,14 @@ class StoreError(MsgwireError):
     naming the conversation and the seq."""
 
     kind = "store"
+
+
+class StoreNotFoundError(StoreError):
+    """A store opened with ``create=False`` (to read one that exists, as ``msgwire sessions`` and
+    ``msgwire audit`` do) is not there: no such SQLite file, or a database without msgwire's
+    tables. Nothing was created."""
+
+    kind = "store_not_found"
 
 
 class StoreUnavailableError(StoreError):

@@ -5,6 +5,7 @@ PostgreSQL server (tests/_support/postgres.py), the data directory the test's ow
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -321,3 +322,45 @@ def test_the_postgresql_password_shows_nowhere(pgserver: PostgresServer, workspa
     assert missing.returncode == 2
     for shown in (done, by_env, listed, audited, missing):
         assert PASSWORD not in shown.stdout + shown.stderr
+
+
+def _msgwire_tables(url: str) -> list[str]:
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.exists():
+            return []
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            return [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'msgwire%'")]
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").fetchall()
+        return [r[0] for r in rows]
+
+
+def test_reading_commands_make_no_store_where_there_is_none(store_url: str, workspace: Path, tmp_path: Path) -> None:
+    """sessions, audit --store and chat --resume read: a mistyped SQLite path, or a database
+    without msgwire's tables, is said to hold no store (exit 2), and stays as it was; the first
+    chat makes the store, and then they read it."""
+    env = cli.environment(tmp_path)
+    resume = ["chat", "--model", "m", "--api-key", "k", "--resume"]
+    for command in (
+        ["sessions", "--store", "typo.db"],
+        ["audit", "--store", "sqlite:///typo.db"],
+        [*resume, "--store", "typo.db"],
+    ):
+        done = cli.msgwire(*command, env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "error: no store at sqlite:///typo.db: no such file" in done.stderr
+    assert not (tmp_path / "typo.db").exists()
+    nothing_yet = "no such file" if store_url.startswith("sqlite:") else "the database holds no msgwire tables"
+    for command in (["sessions"], ["audit"], resume):
+        done = cli.msgwire(*command, "--store", store_url, env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert f"no store at {store_url}: {nothing_yet}" in done.stderr
+    assert _msgwire_tables(store_url) == []
+    with ScriptedServer([reply("Hello.")]) as server:
+        assert cli.chat(server.url, ["Hi"], "--store", store_url, env=env, cwd=workspace).returncode == 0
+    listed = cli.msgwire("sessions", "--store", store_url, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "Hi" in listed.stdout

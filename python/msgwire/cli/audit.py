@@ -53,7 +53,7 @@ def _load(path: Path) -> Conversation:
 def _stored(location: str, wanted: str | None) -> Conversation:
     from .sessions import find, open_chat_store
 
-    store = open_chat_store(location)
+    store = open_chat_store(location, create=False)
     try:
         return store.load(find(store, wanted).id)
     finally:

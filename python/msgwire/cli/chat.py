@@ -429,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
         location = store_location(args.store)
         if args.resume is not None and never_used(location):
             raise UsageError(f"nothing to resume: no conversation was stored in {location} yet")
-        store = open_chat_store(location)
+        store = open_chat_store(location, create=args.resume is None)  # resuming reads: a typo makes no store
         closing.callback(store.close)
         conversation, workspace = _conversation(store, args)
         out = console()

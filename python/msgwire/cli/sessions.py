@@ -20,7 +20,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import MsgwireError
+from ..errors import MsgwireError, StoreNotFoundError
 from ..types import UserMessage
 from .inputs import UsageError
 from .render import clip, console, plain_help
@@ -65,15 +65,19 @@ def store_location(given: str | None) -> str:
     return given or os.environ.get("MSGWIRE_STORE") or str(default_store())
 
 
-def open_chat_store(location: str) -> SQLStore:
+def open_chat_store(location: str, *, create: bool = True) -> SQLStore:
     """The store at ``location`` (the default one's folder made when missing); one that cannot
-    be opened is a ``UsageError`` naming it (without its password)."""
+    be opened is a ``UsageError`` naming it (without its password). ``create=False``, for the
+    commands that only read: a store that does not exist is a ``UsageError`` saying so, and
+    nothing is made (a mistyped path gets no empty database)."""
     from ..harness.store import open_store, redacted  # the harness is imported by the commands that use it
 
     try:
-        if location == str(default_store()):
+        if create and location == str(default_store()):
             default_store().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return open_store(location)
+        return open_store(location, create=create)
+    except StoreNotFoundError as exc:
+        raise UsageError(str(exc)) from None
     except (MsgwireError, ValueError, OSError) as exc:
         shown = redacted(location)
         raise UsageError(f"cannot open the store {shown}: {str(exc).removeprefix(shown + ': ')}") from None
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if never_used(location):
         out.print(f"no conversations yet: msgwire chat stores them in {location}")
         return 0
-    store = open_chat_store(location)
+    store = open_chat_store(location, create=False)
     try:
         everything = store.conversations()
         chats = latest_first([info for info in everything if info.agent == CHAT_AGENT])

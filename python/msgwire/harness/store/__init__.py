@@ -72,7 +72,8 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQL
     (``postgres://`` too; extra ``postgres``). ``None``: ``DEFAULT_URL``. Any other scheme is
     refused (``ValueError``). ``options`` go to the store's constructor (``busy_timeout``,
     ``synchronous``, ``poll_interval``; ``connect_timeout``, ``min_size``, ``max_size``,
-    ``timeout``, ``max_idle`` of PostgreSQL). A PostgreSQL server that cannot be reached for
+    ``timeout``, ``max_idle`` of PostgreSQL; ``create=False`` for both: open a store that
+    exists, else ``StoreNotFoundError``, nothing created). A PostgreSQL server that cannot be reached for
     ``connect_timeout`` seconds raises ``StoreUnavailableError``, any other refusal to connect
     ``StoreError`` at once, both with the server's words."""
     text = os.fspath(url) if url is not None else DEFAULT_URL

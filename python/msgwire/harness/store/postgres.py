@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from msgwire.errors import MissingExtraError, StoreError, StoreUnavailableError
+from msgwire.errors import MissingExtraError, StoreError, StoreNotFoundError, StoreUnavailableError
 
 from .base import Cursor
 from .pool import Pool
@@ -96,7 +96,8 @@ class PostgresStore(SQLStore):
     ``max_size``: connections open at most (each made when a call first needs it);
     ``timeout``: seconds a call waits for one when ``max_size`` are in use (then
     ``StoreError``); ``max_idle``: seconds before an idle connection is closed, except the
-    ``min_size`` most recently used.
+    ``min_size`` most recently used; ``create=False``: open a store that exists (msgwire's tables
+    in the database's ``search_path``), else raise ``StoreNotFoundError`` and create nothing.
 
     ``url`` (in every message, and in ``repr``) is ``conninfo`` without its password (given in the
     URL's user part, as ``?password=`` or as a ``password=`` keyword); ``conninfo`` itself, which
@@ -115,9 +116,11 @@ class PostgresStore(SQLStore):
         max_size: int = 8,
         timeout: float = 30.0,
         max_idle: float = 300.0,
+        create: bool = True,
     ) -> None:
         super().__init__()
         self.conninfo = conninfo
+        self._create_missing = create
         self.url = redacted_conninfo(conninfo)
         try:
             params = psycopg.conninfo.conninfo_to_dict(conninfo)
@@ -256,6 +259,11 @@ class PostgresStore(SQLStore):
     # --- dialect ------------------------------------------------------------------------------
 
     def _ensure_schema(self, cur: Cursor) -> None:
+        found = None if self._create_missing else cur.one("SELECT to_regclass('msgwire_schema')")
+        if not self._create_missing and (found is None or found[0] is None):
+            raise StoreNotFoundError(
+                f"no store at {self.url}: the database holds no msgwire tables (in its search_path)"
+            )
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         cur.run(
             "CREATE TABLE IF NOT EXISTS msgwire_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"

@@ -9,6 +9,7 @@ import contextlib
 import os
 import re
 import select
+import shlex
 import signal
 import sqlite3
 import stat
@@ -55,7 +56,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def _id(output: str) -> str:
     """The conversation id the chat names when it ends."""
-    found = re.search(r"msgwire chat --resume (\S+) continues it", output)
+    found = re.search(r"\(msgwire chat .*--resume (\S+) continues it", output)
     assert found is not None, output
     return found.group(1)
 
@@ -364,3 +365,59 @@ def test_reading_commands_make_no_store_where_there_is_none(store_url: str, work
     listed = cli.msgwire("sessions", "--store", store_url, env=env)
     assert listed.returncode == 0, listed.stderr
     assert "Hi" in listed.stdout
+
+
+def _hint(output: str, command: str) -> tuple[list[str], str]:
+    """The command a hint in ``output`` gives (``(msgwire COMMAND ... continues it; note)``), split
+    as a shell splits it, and its note."""
+    found = re.search(rf"\((msgwire {command} .*?) (?:continues it|shows one|lists them)(.*?)\)$", output, re.M)
+    assert found is not None, output
+    return shlex.split(found.group(1)), found.group(2)
+
+
+def test_the_hints_are_commands_that_work_as_copied(pgserver: PostgresServer, workspace: Path, tmp_path: Path) -> None:
+    """The chat's exit hint, sessions' and a failed look-up's name the store with --store
+    when it is neither MSGWIRE_STORE's nor the default, without its password (a note says so),
+    and run as they are (the password put back through PGPASSWORD)."""
+    env = cli.environment(tmp_path)
+    (tmp_path / "db").mkdir()
+    model = ["--provider", "openai", "--model", "gpt-4o", "--api-key", "sk-test"]
+    with ScriptedServer([reply(f"Answer {n}.") for n in range(6)]) as server:
+
+        def copied(hint: list[str], extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            assert hint[:2] == ["msgwire", "chat"]
+            run_env = {**env, **(extra_env or {})}
+            return cli.msgwire(*hint[1:], *model, "--base-url", server.url, env=run_env, cwd=tmp_path, stdin="Again\n")
+
+        sqlite = cli.chat(server.url, ["Hi"], "--store", "db/hint.db", env=env, cwd=tmp_path)
+        hint, note = _hint(sqlite.stdout, "chat")
+        cid = _id(sqlite.stdout)
+        assert hint == ["msgwire", "chat", "--store", "sqlite:///db/hint.db", "--resume", cid]
+        assert note == ""
+        assert f"resumed conversation {cid}" in copied(hint).stdout
+        plain = cli.chat(server.url, ["Hi"], env=env, cwd=workspace)  # the default store
+        assert _hint(plain.stdout, "chat")[0] == ["msgwire", "chat", "--resume", _id(plain.stdout)]
+        from_env = {**env, "MSGWIRE_STORE": f"sqlite:///{tmp_path / 'env.db'}"}
+        by_env = cli.chat(server.url, ["Hi"], env=from_env, cwd=workspace)
+        assert _hint(by_env.stdout, "chat")[0] == ["msgwire", "chat", "--resume", _id(by_env.stdout)]
+        right = pgserver.url(user=PASSWORD_ROLE, password=PASSWORD)
+        pg = cli.chat(server.url, ["Hi"], "--store", right, env=env, cwd=workspace)
+        hint, note = _hint(pg.stdout, "chat")
+        assert hint[2:4] == ["--store", pgserver.url(user=PASSWORD_ROLE)]  # the URL as given, without the password
+        assert note == "; add the password, left out of the URL here"
+        assert PASSWORD not in pg.stdout
+        assert f"resumed conversation {_id(pg.stdout)}" in copied(hint, {"PGPASSWORD": PASSWORD}).stdout
+    with open_store(tmp_path / "db" / "hint.db") as store:
+        other = store.create(agent="nightly-job")
+        other.add(user("not a chat"))
+    listed = cli.msgwire("sessions", "--store", "db/hint.db", env=env, cwd=tmp_path)
+    hint, _ = _hint(listed.stdout, "audit")
+    assert hint == ["msgwire", "audit", "--store", "sqlite:///db/hint.db", "ID"]
+    shown = cli.msgwire(*hint[1:-1], other.id, env=env, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    missing = cli.msgwire("audit", "--store", "db/hint.db", "zzz", env=env, cwd=tmp_path)
+    assert missing.returncode == 2
+    hint, _ = _hint(missing.stderr, "sessions")
+    assert hint == ["msgwire", "sessions", "--store", "sqlite:///db/hint.db"]
+    assert "not a chat" not in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout
+    assert cid in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout

@@ -49,7 +49,7 @@ from ..errors import MsgwireError
 from ..types import AssistantMessage, ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
 from .inputs import UsageError
 from .render import ERROR, TOOL, clip, console, plain_help
-from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_location
+from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_flag, store_location
 
 if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
@@ -159,7 +159,9 @@ class Chat:
                 self.send(line)
         finally:
             if self.agent.conversation.bound is not None:
-                self.out.print(Text(f"(msgwire chat --resume {self.agent.conversation.id} continues it)", "dim"))
+                flag, note = store_flag(self.store)
+                resume = f"msgwire chat{flag} --resume {self.agent.conversation.id}"
+                self.out.print(Text(f"({resume} continues it{note})", "dim"), soft_wrap=True)
 
     def keep(self) -> None:
         """Store the conversation, with its entries so far, unless it is stored already (every

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ __all__ = [
     "never_used",
     "open_chat_store",
     "run",
+    "store_flag",
     "store_location",
 ]
 
@@ -83,6 +85,26 @@ def open_chat_store(location: str, *, create: bool = True) -> SQLStore:
         raise UsageError(f"cannot open the store {shown}: {str(exc).removeprefix(shown + ': ')}") from None
 
 
+def store_flag(store: SQLStore, *, always: bool = False) -> tuple[str, str]:
+    """What a command to copy needs to reach ``store`` again: ``" --store URL"`` (shell-quoted;
+    empty for the store used without ``--store``, ``MSGWIRE_STORE``'s or the default, unless
+    ``always``) and a note for the end of the hint when the URL shown lacks the password
+    the store was opened with (never shown: the command then works once the password is back,
+    in the URL or where libpq finds one, PGPASSWORD or ~/.pgpass)."""
+    from ..harness.store import url_of
+    from ..harness.store.redact import redacted_conninfo
+
+    try:
+        implicit = url_of(store_location(None))
+    except ValueError:  # MSGWIRE_STORE names no store: --store is needed
+        implicit = None
+    if store.url == implicit and not always:
+        return "", ""
+    conninfo = getattr(store, "conninfo", None)  # a PostgreSQL store's, the password kept
+    hidden = isinstance(conninfo, str) and redacted_conninfo(conninfo) != conninfo
+    return f" --store {shlex.quote(store.url)}", "; add the password, left out of the URL here" if hidden else ""
+
+
 def never_used(location: str) -> bool:
     """The default store, not made yet: nothing was stored (a listing makes no file)."""
     return location == str(default_store()) and not default_store().exists()
@@ -119,7 +141,8 @@ def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise UsageError(f"no conversation {wanted!r} in {store.url} (msgwire sessions lists them)")
+        flag, note = store_flag(store)
+        raise UsageError(f"no conversation {wanted!r} in {store.url} (msgwire sessions{flag} lists them{note})")
     ids = ", ".join(info.id for info in matches[:5]) + (", ..." if len(matches) > 5 else "")
     raise UsageError(f"{wanted!r} begins {len(matches)} conversation ids in {store.url}: {ids}")
 
@@ -159,7 +182,9 @@ def run(args: argparse.Namespace) -> int:
             out.print(Text(f"the latest {len(shown)} of {len(chats)}: --limit 0 lists every one", "dim"))
         others = len(everything) - len(chats)
         if others:
-            out.print(Text(f"{others} other conversation(s) in this store (msgwire audit --store shows one)", "dim"))
+            flag, note = store_flag(store, always=True)
+            hint = f"msgwire audit{flag} ID shows one{note}"
+            out.print(Text(f"{others} other conversation(s) in this store ({hint})", "dim"), soft_wrap=True)
     finally:
         store.close()
     return 0

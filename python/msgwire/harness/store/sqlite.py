@@ -31,9 +31,14 @@ from .base import Cursor
 from .schema import SQLITE
 from .sql import SQLStore
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "sqlite_url"]
 
 _TRANSIENT = ("locked", "busy")
+
+
+def sqlite_url(path: Path) -> str:
+    """The ``url`` of the store in the file ``path`` (``sqlite:////abs.db`` for an absolute path)."""
+    return f"sqlite:///{path}"
 
 
 class SQLiteStore(SQLStore):
@@ -64,7 +69,7 @@ class SQLiteStore(SQLStore):
                 f"synchronous must be NORMAL, FULL or EXTRA (a crash must not lose commits), got {synchronous!r}"
             )
         self.path = Path(path)
-        self.url = f"sqlite:///{self.path}"
+        self.url = sqlite_url(self.path)
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous
         self.poll_interval = poll_interval

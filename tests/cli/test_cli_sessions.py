@@ -23,6 +23,7 @@ import pytest
 
 from msgwire import user
 from msgwire.cli import sessions
+from msgwire.cli.shortids import shortest_end
 from msgwire.harness.store import open_store
 from msgwire.testing import ScriptedServer, reply, tool_call
 from tests._support import cli
@@ -236,7 +237,7 @@ def test_sessions_lists_the_chats_latest_first_and_resume_takes_an_id_or_its_sta
     assert [m["content"] for m in sent if m["role"] == "assistant"] == ["One."]
     several = cli.msgwire("chat", "--store", url, "--resume", "0", "--model", "m", "--api-key", "k", env=env)
     assert several.returncode == 2
-    assert "'0' begins 3 conversation ids" in several.stderr
+    assert "'0' begins or ends 3 conversation ids" in several.stderr
     unknown = cli.msgwire("chat", "--store", url, "--resume", "zzz", "--model", "m", "--api-key", "k", env=env)
     assert unknown.returncode == 2
     assert "no conversation 'zzz'" in unknown.stderr
@@ -421,3 +422,40 @@ def test_the_hints_are_commands_that_work_as_copied(pgserver: PostgresServer, wo
     assert hint == ["msgwire", "sessions", "--store", "sqlite:///db/hint.db"]
     assert "not a chat" not in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout
     assert cid in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout
+
+
+def test_the_end_of_an_id_names_it_and_sessions_shows_how_much(workspace: Path, tmp_path: Path) -> None:
+    """Ids made together share their start (the time), so the start of one names it only from
+    about the 13th character on; its random end names it in a few, which sessions shows (and
+    offers in its hint). The start still works, once it is one id's only."""
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    env = cli.environment(tmp_path)
+    with open_store(url) as store:
+        made = [store.create(agent=sessions.CHAT_AGENT) for _ in range(3)]
+        for n, conversation in enumerate(made):
+            conversation.add(user(f"question {n}"))
+    ids = [c.id for c in made]
+    shared = os.path.commonprefix(ids)  # noqa: RUF071  # characters, not path parts, are meant
+    assert len(shared) >= 8  # the time: typing the start means typing past it
+    listed = cli.msgwire("sessions", "--store", url, env=env)
+    assert listed.returncode == 0, listed.stderr
+    hint, _ = _hint(listed.stdout.replace("continues the latest", "continues it"), "chat")
+    end = hint[-1]
+    assert hint == ["msgwire", "chat", "--store", url, "--resume", end]
+    assert 4 <= len(end) < 13
+    assert ids[-1].endswith(end)  # the latest
+    for cid in ids:  # each by its end (as sessions would show it), through the one resolver
+        short = shortest_end(cid, ids)
+        assert len(short) < 13
+        shown = cli.msgwire("audit", "--store", url, short, env=env)
+        assert shown.returncode == 0, shown.stderr
+        assert cid in shown.stdout
+    with ScriptedServer([reply("Resumed.")]) as server:
+        resumed = cli.chat(server.url, ["Go on"], *hint[2:], env=env, cwd=workspace)
+    assert f"resumed conversation {ids[-1]}" in resumed.stdout
+    several = cli.msgwire("audit", "--store", url, shared, env=env)
+    assert several.returncode == 2
+    assert f"'{shared}' begins or ends 3 conversation ids" in several.stderr
+    assert "their last characters tell them apart" in several.stderr
+    own_start = cli.msgwire("audit", "--store", url, ids[0][:30], env=env)
+    assert own_start.returncode == 0, own_start.stderr

@@ -13,9 +13,9 @@ Every conversation is stored as it goes (its messages, mode and audit trail), fr
 message on, so nothing is lost when the terminal closes: in ``--store URL`` (``sqlite:///path.db``
 or ``postgresql://user@host/db``), else ``MSGWIRE_STORE``, else ``sessions.db`` in the user's
 data directory (``$XDG_DATA_HOME/msgwire/``, else ``~/.local/share/msgwire/``, made on first
-use). ``--resume`` continues the latest one, ``--resume ID`` that one (its first characters are
-enough), in the workspace it had unless ``--workspace`` says another; ``msgwire sessions`` lists
-them.
+use). ``--resume`` continues the latest one, ``--resume ID`` that one (its last characters are
+enough, as ``msgwire sessions`` shows, or its first), in the workspace it had unless
+``--workspace`` says another; ``msgwire sessions`` lists them.
 
 In a message, ``@path``, ``@path:10-20`` or ``@"a path":3`` attach those lines of a workspace
 file. Commands:

@@ -4,8 +4,10 @@ started, last activity, messages, first words), and where they are stored.
 The store is ``--store URL`` (``sqlite:///path.db``, a plain path, or
 ``postgresql://user@host/db``), else ``MSGWIRE_STORE``, else ``sessions.db`` in the user's data
 directory: ``$XDG_DATA_HOME/msgwire/``, else ``~/.local/share/msgwire/`` (made on first use,
-readable by its owner only). ``msgwire chat --resume ID`` continues one (the first characters of
-an id are enough when they begin no other); ``msgwire audit --store URL ID`` shows its trail.
+readable by its owner only). ``msgwire chat --resume ID`` continues one; ``msgwire audit --store
+URL ID`` shows its trail. The end of an id is enough when it ends no other (ids begin with the
+time they were made, so their last characters tell them apart): the table shows it in bold, at
+least 4 characters; the start of an id works too, when it begins no other.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..errors import MsgwireError, StoreNotFoundError
 from ..types import UserMessage
 from .inputs import UsageError
 from .render import clip, console, plain_help
+from .shortids import matching, shortest_end
 
 if TYPE_CHECKING:
     from ..harness.store import ConversationInfo, SQLStore
@@ -125,9 +128,9 @@ def latest_first(infos: list[ConversationInfo]) -> list[ConversationInfo]:
 
 
 def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
-    """The conversation ``wanted`` names: its id, or the first characters of exactly one id in
-    the store; ``None`` (or empty): msgwire chat's latest. ``UsageError`` when there is none
-    or the characters begin several."""
+    """The conversation ``wanted`` names: its id, or the first or the last characters of
+    exactly one id in the store (``shortids``); ``None`` (or empty): msgwire chat's latest.
+    ``UsageError`` when there is none or the characters begin or end several."""
     if not wanted:
         latest = chat_conversations(store)
         if not latest:
@@ -137,25 +140,32 @@ def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
         return store.info(wanted)
     except KeyError:
         pass
-    matches = [info for info in store.conversations() if info.id.startswith(wanted)]
+    everything = {info.id: info for info in store.conversations()}
+    matches = matching(everything, wanted)
     if len(matches) == 1:
-        return matches[0]
+        return everything[matches[0]]
+    flag, note = store_flag(store)
     if not matches:
-        flag, note = store_flag(store)
         raise UsageError(f"no conversation {wanted!r} in {store.url} (msgwire sessions{flag} lists them{note})")
-    ids = ", ".join(info.id for info in matches[:5]) + (", ..." if len(matches) > 5 else "")
-    raise UsageError(f"{wanted!r} begins {len(matches)} conversation ids in {store.url}: {ids}")
+    ids = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise UsageError(
+        f"{wanted!r} begins or ends {len(matches)} conversation ids in {store.url}: {ids} (ids begin with the "
+        f"time they were made: their last characters tell them apart; msgwire sessions{flag} shows how many{note})"
+    )
 
 
 def _when(moment: dt.datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _row(store: SQLStore, info: ConversationInfo) -> tuple[str, ...]:
+def _row(store: SQLStore, info: ConversationInfo, end: str) -> list[Text]:
+    """The table's row of ``info``, the ``end`` of its id that names it in bold."""
     messages = store.messages(info.id)
     said = next((m.text for m in messages if isinstance(m, UserMessage) and m.source == "direct" and m.text), "")
     fork = " (fork)" if info.parent is not None else ""
-    return info.id + fork, _when(info.created_at), _when(last_activity(info)), str(len(messages)), clip(said, 60)
+    cid = Text.assemble(info.id.removesuffix(end), (end, "bold"), fork)
+    texts = (_when(info.created_at), _when(last_activity(info)), str(len(messages)), clip(said, 60))
+    return [cid, *(Text(text) for text in texts)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,9 +185,18 @@ def run(args: argparse.Namespace) -> int:
         for column in ("id", "started", "last activity", "messages"):
             table.add_column(column, justify="right" if column == "messages" else "left", no_wrap=True)
         table.add_column("first words")
+        ids = [info.id for info in everything]
+        ends = {info.id: shortest_end(info.id, ids) for info in shown}
         for info in shown:
-            table.add_row(*(Text(cell) for cell in _row(store, info)))
+            table.add_row(*_row(store, info, ends[info.id]))
         out.print(table if chats else f"no conversations of msgwire chat in {store.url}")
+        if shown:
+            flag, note = store_flag(store)
+            resume = f"msgwire chat{flag} --resume {ends[shown[0].id]}"
+            out.print(
+                Text(f"({resume} continues the latest: an id's last characters are enough{note})", "dim"),
+                soft_wrap=True,
+            )
         if len(shown) < len(chats):
             out.print(Text(f"the latest {len(shown)} of {len(chats)}: --limit 0 lists every one", "dim"))
         others = len(everything) - len(chats)

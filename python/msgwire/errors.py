@@ -14,6 +14,7 @@ Every exception has ``kind``, a stable name for programs to match on (``"json_ma
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,10 +24,12 @@ __all__ = [
     "DecodeError",
     "LimitExceededError",
     "MalformedStreamError",
+    "MissingExtraError",
     "MsgwireError",
     "ProviderError",
     "ResourceError",
     "StoreError",
+    "StoreNotFoundError",
     "StoreUnavailableError",
     "StreamError",
     "TransportError",
@@ -52,6 +55,28 @@ class UsageError(MsgwireError, RuntimeError):
         super().__init__(message)
         if kind is not None:
             self.kind = kind
+
+
+class MissingExtraError(MsgwireError, ImportError):
+    """A part of msgwire needs an optional library that is not installed (or cannot be
+    imported): the message names the part, the library and the ``pip install 'msgwire[extra]'``
+    that brings it. An ``ImportError``, so ``except ImportError`` keeps working; ``name`` is the
+    module that failed to import (as ``ImportError.name``), ``extra`` the extra to install.
+
+    Raised by the one module that imports the library, when it is imported (or, for an import
+    made on first use, such as httpx for an image URL, when it is used)."""
+
+    kind = "missing_extra"
+
+    def __init__(self, part: str, extra: str, cause: ImportError) -> None:
+        name = cause.name or ""
+        library = name.partition(".")[0]
+        if isinstance(cause, ModuleNotFoundError) and sys.modules.get(library) is None:
+            why = f"needs {library}, which is not installed"
+        else:  # installed, but of another version (a module or name it lacks), or failing as it loads
+            why = f"needs {library or 'a library'}, which cannot be imported ({cause})"
+        super().__init__(f"{part} {why}: pip install 'msgwire[{extra}]'", name=cause.name)
+        self.extra = extra
 
 
 class DecodeError(MsgwireError, ValueError):
@@ -300,6 +325,14 @@ class StoreError(MsgwireError):
     naming the conversation and the seq."""
 
     kind = "store"
+
+
+class StoreNotFoundError(StoreError):
+    """A store opened with ``create=False`` (to read one that exists, as ``msgwire sessions`` and
+    ``msgwire audit`` do) is not there: no such SQLite file, or a database without msgwire's
+    tables. Nothing was created."""
+
+    kind = "store_not_found"
 
 
 class StoreUnavailableError(StoreError):

@@ -5,9 +5,11 @@ PostgreSQL server (tests/_support/postgres.py), the data directory the test's ow
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
+import shlex
 import signal
 import sqlite3
 import stat
@@ -21,10 +23,11 @@ import pytest
 
 from msgwire import user
 from msgwire.cli import sessions
+from msgwire.cli.shortids import shortest_end
 from msgwire.harness.store import open_store
 from msgwire.testing import ScriptedServer, reply, tool_call
 from tests._support import cli
-from tests._support.postgres import PostgresServer, bindir, running
+from tests._support.postgres import PASSWORD, PASSWORD_ROLE, PostgresServer, bindir, running
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def _id(output: str) -> str:
     """The conversation id the chat names when it ends."""
-    found = re.search(r"msgwire chat --resume (\S+) continues it", output)
+    found = re.search(r"\(msgwire chat .*--resume (\S+) continues it", output)
     assert found is not None, output
     return found.group(1)
 
@@ -234,7 +237,7 @@ def test_sessions_lists_the_chats_latest_first_and_resume_takes_an_id_or_its_sta
     assert [m["content"] for m in sent if m["role"] == "assistant"] == ["One."]
     several = cli.msgwire("chat", "--store", url, "--resume", "0", "--model", "m", "--api-key", "k", env=env)
     assert several.returncode == 2
-    assert "'0' begins 3 conversation ids" in several.stderr
+    assert "'0' begins or ends 3 conversation ids" in several.stderr
     unknown = cli.msgwire("chat", "--store", url, "--resume", "zzz", "--model", "m", "--api-key", "k", env=env)
     assert unknown.returncode == 2
     assert "no conversation 'zzz'" in unknown.stderr
@@ -293,3 +296,166 @@ def test_a_store_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
     listed = cli.msgwire("sessions", "--limit", "-1", env=env)
     assert listed.returncode == 2
     assert "--limit takes 0 (every one) or more, got -1" in listed.stderr
+
+
+def test_the_postgresql_password_shows_nowhere(pgserver: PostgresServer, workspace: Path, tmp_path: Path) -> None:
+    """Wrong and right, in ``--store`` and in ``MSGWIRE_STORE``: the password of the tests'
+    role that needs one is in no output of chat, sessions or audit (their errors included)."""
+    env = cli.environment(tmp_path)
+    wrong = pgserver.url(user=PASSWORD_ROLE, password="Wr0ng-Secret-77")
+    model = ("--model", "m", "--api-key", "k")
+    for command in (["sessions"], ["audit", "some-id"], ["chat", *model], ["chat", *model, "--resume"]):
+        refused = cli.msgwire(*command, "--store", wrong, env=env, cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        assert f'password authentication failed for user "{PASSWORD_ROLE}"' in refused.stderr
+        assert refused.stderr.count(PASSWORD_ROLE + "@") == 1  # the store named once
+        assert "Wr0ng-Secret-77" not in refused.stdout + refused.stderr
+    right = pgserver.url(user=PASSWORD_ROLE, password=PASSWORD)
+    with ScriptedServer([reply("Noted."), reply("Again.")]) as server:
+        done = cli.chat(server.url, ["Remember the milk"], "--store", right, env=env, cwd=workspace)
+        cid = _id(done.stdout)
+        by_env = cli.chat(server.url, ["And eggs"], "--resume", cid, env={**env, "MSGWIRE_STORE": right}, cwd=workspace)
+    listed = cli.msgwire("sessions", "--store", right, env=env)
+    audited = cli.msgwire("audit", "--store", right, cid, env=env)
+    missing = cli.msgwire("audit", "--store", right, "nope", env=env)
+    assert [done.returncode, by_env.returncode, listed.returncode, audited.returncode] == [0, 0, 0, 0]
+    assert "Remember the milk" in listed.stdout
+    assert "✓ hash chain verified" in audited.stdout
+    assert missing.returncode == 2
+    for shown in (done, by_env, listed, audited, missing):
+        assert PASSWORD not in shown.stdout + shown.stderr
+
+
+def _msgwire_tables(url: str) -> list[str]:
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.exists():
+            return []
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            return [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name LIKE 'msgwire%'")]
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").fetchall()
+        return [r[0] for r in rows]
+
+
+def test_reading_commands_make_no_store_where_there_is_none(store_url: str, workspace: Path, tmp_path: Path) -> None:
+    """sessions, audit --store and chat --resume read: a mistyped SQLite path, or a database
+    without msgwire's tables, is said to hold no store (exit 2), and stays as it was; the first
+    chat makes the store, and then they read it."""
+    env = cli.environment(tmp_path)
+    resume = ["chat", "--model", "m", "--api-key", "k", "--resume"]
+    for command in (
+        ["sessions", "--store", "typo.db"],
+        ["audit", "--store", "sqlite:///typo.db"],
+        [*resume, "--store", "typo.db"],
+    ):
+        done = cli.msgwire(*command, env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "error: no store at sqlite:///typo.db: no such file" in done.stderr
+    assert not (tmp_path / "typo.db").exists()
+    nothing_yet = "no such file" if store_url.startswith("sqlite:") else "the database holds no msgwire tables"
+    for command in (["sessions"], ["audit"], resume):
+        done = cli.msgwire(*command, "--store", store_url, env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert f"no store at {store_url}: {nothing_yet}" in done.stderr
+    assert _msgwire_tables(store_url) == []
+    with ScriptedServer([reply("Hello.")]) as server:
+        assert cli.chat(server.url, ["Hi"], "--store", store_url, env=env, cwd=workspace).returncode == 0
+    listed = cli.msgwire("sessions", "--store", store_url, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "Hi" in listed.stdout
+
+
+def _hint(output: str, command: str) -> tuple[list[str], str]:
+    """The command a hint in ``output`` gives (``(msgwire COMMAND ... continues it; note)``), split
+    as a shell splits it, and its note."""
+    found = re.search(rf"\((msgwire {command} .*?) (?:continues it|shows one|lists them)(.*?)\)$", output, re.M)
+    assert found is not None, output
+    return shlex.split(found.group(1)), found.group(2)
+
+
+def test_the_hints_are_commands_that_work_as_copied(pgserver: PostgresServer, workspace: Path, tmp_path: Path) -> None:
+    """The chat's exit hint, sessions' and a failed look-up's name the store with --store
+    when it is neither MSGWIRE_STORE's nor the default, without its password (a note says so),
+    and run as they are (the password put back through PGPASSWORD)."""
+    env = cli.environment(tmp_path)
+    (tmp_path / "db").mkdir()
+    model = ["--provider", "openai", "--model", "gpt-4o", "--api-key", "sk-test"]
+    with ScriptedServer([reply(f"Answer {n}.") for n in range(6)]) as server:
+
+        def copied(hint: list[str], extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            assert hint[:2] == ["msgwire", "chat"]
+            run_env = {**env, **(extra_env or {})}
+            return cli.msgwire(*hint[1:], *model, "--base-url", server.url, env=run_env, cwd=tmp_path, stdin="Again\n")
+
+        sqlite = cli.chat(server.url, ["Hi"], "--store", "db/hint.db", env=env, cwd=tmp_path)
+        hint, note = _hint(sqlite.stdout, "chat")
+        cid = _id(sqlite.stdout)
+        assert hint == ["msgwire", "chat", "--store", "sqlite:///db/hint.db", "--resume", cid]
+        assert note == ""
+        assert f"resumed conversation {cid}" in copied(hint).stdout
+        plain = cli.chat(server.url, ["Hi"], env=env, cwd=workspace)  # the default store
+        assert _hint(plain.stdout, "chat")[0] == ["msgwire", "chat", "--resume", _id(plain.stdout)]
+        from_env = {**env, "MSGWIRE_STORE": f"sqlite:///{tmp_path / 'env.db'}"}
+        by_env = cli.chat(server.url, ["Hi"], env=from_env, cwd=workspace)
+        assert _hint(by_env.stdout, "chat")[0] == ["msgwire", "chat", "--resume", _id(by_env.stdout)]
+        right = pgserver.url(user=PASSWORD_ROLE, password=PASSWORD)
+        pg = cli.chat(server.url, ["Hi"], "--store", right, env=env, cwd=workspace)
+        hint, note = _hint(pg.stdout, "chat")
+        assert hint[2:4] == ["--store", pgserver.url(user=PASSWORD_ROLE)]  # the URL as given, without the password
+        assert note == "; add the password, left out of the URL here"
+        assert PASSWORD not in pg.stdout
+        assert f"resumed conversation {_id(pg.stdout)}" in copied(hint, {"PGPASSWORD": PASSWORD}).stdout
+    with open_store(tmp_path / "db" / "hint.db") as store:
+        other = store.create(agent="nightly-job")
+        other.add(user("not a chat"))
+    listed = cli.msgwire("sessions", "--store", "db/hint.db", env=env, cwd=tmp_path)
+    hint, _ = _hint(listed.stdout, "audit")
+    assert hint == ["msgwire", "audit", "--store", "sqlite:///db/hint.db", "ID"]
+    shown = cli.msgwire(*hint[1:-1], other.id, env=env, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    missing = cli.msgwire("audit", "--store", "db/hint.db", "zzz", env=env, cwd=tmp_path)
+    assert missing.returncode == 2
+    hint, _ = _hint(missing.stderr, "sessions")
+    assert hint == ["msgwire", "sessions", "--store", "sqlite:///db/hint.db"]
+    assert "not a chat" not in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout
+    assert cid in cli.msgwire(*hint[1:], env=env, cwd=tmp_path).stdout
+
+
+def test_the_end_of_an_id_names_it_and_sessions_shows_how_much(workspace: Path, tmp_path: Path) -> None:
+    """Ids made together share their start (the time), so the start of one names it only from
+    about the 13th character on; its random end names it in a few, which sessions shows (and
+    offers in its hint). The start still works, once it is one id's only."""
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    env = cli.environment(tmp_path)
+    with open_store(url) as store:
+        made = [store.create(agent=sessions.CHAT_AGENT) for _ in range(3)]
+        for n, conversation in enumerate(made):
+            conversation.add(user(f"question {n}"))
+    ids = [c.id for c in made]
+    shared = os.path.commonprefix(ids)  # noqa: RUF071  # characters, not path parts, are meant
+    assert len(shared) >= 8  # the time: typing the start means typing past it
+    listed = cli.msgwire("sessions", "--store", url, env=env)
+    assert listed.returncode == 0, listed.stderr
+    hint, _ = _hint(listed.stdout.replace("continues the latest", "continues it"), "chat")
+    end = hint[-1]
+    assert hint == ["msgwire", "chat", "--store", url, "--resume", end]
+    assert 4 <= len(end) < 13
+    assert ids[-1].endswith(end)  # the latest
+    for cid in ids:  # each by its end (as sessions would show it), through the one resolver
+        short = shortest_end(cid, ids)
+        assert len(short) < 13
+        shown = cli.msgwire("audit", "--store", url, short, env=env)
+        assert shown.returncode == 0, shown.stderr
+        assert cid in shown.stdout
+    with ScriptedServer([reply("Resumed.")]) as server:
+        resumed = cli.chat(server.url, ["Go on"], *hint[2:], env=env, cwd=workspace)
+    assert f"resumed conversation {ids[-1]}" in resumed.stdout
+    several = cli.msgwire("audit", "--store", url, shared, env=env)
+    assert several.returncode == 2
+    assert f"'{shared}' begins or ends 3 conversation ids" in several.stderr
+    assert "their last characters tell them apart" in several.stderr
+    own_start = cli.msgwire("audit", "--store", url, ids[0][:30], env=env)
+    assert own_start.returncode == 0, own_start.stderr

@@ -14,7 +14,7 @@
 
 Exit codes: 0 success, 1 the input failed (a malformed or cut stream, a body of the wrong
 shape: the error names the byte offset or JSON path), 2 a usage error (a missing file, an
-unknown or undetectable dialect).
+unknown or undetectable dialect, an extra not installed: the error names its pip install).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 
-from ..errors import MsgwireError
+from ..errors import MissingExtraError, MsgwireError
 from . import audit, bench, chat, convert, demo, parse, sessions, transcode
 from .inputs import NotReadable, UsageError
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"msgwire {args.command}"
     try:
         code: int = args.run(args)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:  # an extra not installed: a usage error, said in one line
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except NotReadable as exc:

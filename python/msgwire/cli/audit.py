@@ -1,8 +1,8 @@
 """``msgwire audit FILE``: an exported audit trail (``Conversation.export_audit``, ``/save`` in
 ``msgwire chat``; JSON or JSON Lines) as a readable timeline (decisions, who and why, durations,
 denials, errors), then its hash chain verified. ``msgwire audit --store URL [ID]`` does the same
-for a stored conversation (``msgwire sessions`` lists them; the first characters of an id are
-enough; without an id, the latest of ``msgwire chat``). Exit code 0 when the chain holds, 1 when
+for a stored conversation (``msgwire sessions`` lists them; the last characters of an id are
+enough, or its first; without an id, the latest of ``msgwire chat``). Exit code 0 when the chain holds, 1 when
 it is broken (the first entry changed, removed or reordered is named) or the file is no audit
 trail, 2 when there is no such file or conversation."""
 
@@ -53,7 +53,7 @@ def _load(path: Path) -> Conversation:
 def _stored(location: str, wanted: str | None) -> Conversation:
     from .sessions import find, open_chat_store
 
-    store = open_chat_store(location)
+    store = open_chat_store(location, create=False)
     try:
         return store.load(find(store, wanted).id)
     finally:

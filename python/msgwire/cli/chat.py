@@ -13,9 +13,9 @@ Every conversation is stored as it goes (its messages, mode and audit trail), fr
 message on, so nothing is lost when the terminal closes: in ``--store URL`` (``sqlite:///path.db``
 or ``postgresql://user@host/db``), else ``MSGWIRE_STORE``, else ``sessions.db`` in the user's
 data directory (``$XDG_DATA_HOME/msgwire/``, else ``~/.local/share/msgwire/``, made on first
-use). ``--resume`` continues the latest one, ``--resume ID`` that one (its first characters are
-enough), in the workspace it had unless ``--workspace`` says another; ``msgwire sessions`` lists
-them.
+use). ``--resume`` continues the latest one, ``--resume ID`` that one (its last characters are
+enough, as ``msgwire sessions`` shows, or its first), in the workspace it had unless
+``--workspace`` says another; ``msgwire sessions`` lists them.
 
 In a message, ``@path``, ``@path:10-20`` or ``@"a path":3`` attach those lines of a workspace
 file. Commands:
@@ -49,7 +49,7 @@ from ..errors import MsgwireError
 from ..types import AssistantMessage, ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
 from .inputs import UsageError
 from .render import ERROR, TOOL, clip, console, plain_help
-from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_location
+from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_flag, store_location
 
 if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
@@ -159,7 +159,9 @@ class Chat:
                 self.send(line)
         finally:
             if self.agent.conversation.bound is not None:
-                self.out.print(Text(f"(msgwire chat --resume {self.agent.conversation.id} continues it)", "dim"))
+                flag, note = store_flag(self.store)
+                resume = f"msgwire chat{flag} --resume {self.agent.conversation.id}"
+                self.out.print(Text(f"({resume} continues it{note})", "dim"), soft_wrap=True)
 
     def keep(self) -> None:
         """Store the conversation, with its entries so far, unless it is stored already (every
@@ -429,7 +431,7 @@ def run(args: argparse.Namespace) -> int:
         location = store_location(args.store)
         if args.resume is not None and never_used(location):
             raise UsageError(f"nothing to resume: no conversation was stored in {location} yet")
-        store = open_chat_store(location)
+        store = open_chat_store(location, create=args.resume is None)  # resuming reads: a typo makes no store
         closing.callback(store.close)
         conversation, workspace = _conversation(store, args)
         out = console()

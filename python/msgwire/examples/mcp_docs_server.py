@@ -3,7 +3,12 @@ one text resource, built with the official SDK."""
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
+from msgwire.errors import MissingExtraError
+
+try:
+    from mcp.server.mcpserver import MCPServer
+except ImportError as exc:
+    raise MissingExtraError("the demo's MCP server", "mcp", exc) from None
 
 app = MCPServer("msgwire-demo-docs", log_level="CRITICAL")
 

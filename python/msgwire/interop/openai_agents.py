@@ -43,11 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
-from agents.items import TResponseInputItem
-from agents.memory import Session
-from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
 
-from ..errors import StoreError
+from ..errors import MissingExtraError, StoreError
 from ..harness.audit import Draft, Entry, default_decision, message_key
 from ..harness.store import AsyncStore, ConversationStore
 from ..types import (
@@ -61,6 +58,13 @@ from ..types import (
     now,
 )
 from .responses_items import ReadItem, items_json, read_item
+
+try:
+    from agents.items import TResponseInputItem
+    from agents.memory import Session
+    from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+except ImportError as exc:
+    raise MissingExtraError("msgwire.interop.openai_agents (StoreSession)", "openai-agents", exc) from None
 
 __all__ = ["CLEAR", "POP", "StoreSession"]
 

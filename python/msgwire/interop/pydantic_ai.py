@@ -23,25 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from pydantic_ai.messages import (
-    BinaryContent,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelRequestPart,
-    ModelResponse,
-    ModelResponsePart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserContent,
-    UserPromptPart,
-)
-from pydantic_ai.usage import RequestUsage
 
+from ..errors import MissingExtraError
 from ..formats import to_request
 from ..types import (
     AssistantMessage,
@@ -62,6 +45,28 @@ from ..types import (
     Usage,
     UserMessage,
 )
+
+try:
+    from pydantic_ai.messages import (
+        BinaryContent,
+        ImageUrl,
+        ModelMessage,
+        ModelRequest,
+        ModelRequestPart,
+        ModelResponse,
+        ModelResponsePart,
+        RetryPromptPart,
+        SystemPromptPart,
+        TextPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserContent,
+        UserPromptPart,
+    )
+    from pydantic_ai.usage import RequestUsage
+except ImportError as exc:
+    raise MissingExtraError("msgwire.interop.pydantic_ai", "pydantic-ai", exc) from None
 
 __all__ = ["from_model_messages", "to_model_messages"]
 

@@ -4,9 +4,11 @@ fresh schema of the session's throwaway PostgreSQL server)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import io
 import logging
+import sqlite3
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 import msgwire
 from msgwire import AssistantMessage, Message, ToolCallBlock, UnknownMessage
-from msgwire.errors import DecodeError, StoreError
+from msgwire.errors import DecodeError, StoreError, StoreNotFoundError
 from msgwire.harness import Conversation
 from msgwire.harness.store import AsyncStore, BadRow, SQLStore, open_store
 from tests._support.stores import key, raw_sql
@@ -371,6 +373,44 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(store_url: str) -> N
     again.close()
     with pytest.raises(StoreError, match="version 99"):
         open_store(store_url)
+
+
+def _tables(url: str) -> list[str]:
+    """msgwire's tables in the database ``url`` names (looked at without msgwire)."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'msgwire%'").fetchall()
+        return sorted(r[0] for r in rows)
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'msgwire%' AND schemaname = current_schema()"
+        )
+        return sorted(r[0] for r in rows.fetchall())
+
+
+def test_create_false_opens_a_store_that_exists_and_makes_none(store_url: str, tmp_path: Any) -> None:
+    """To read (``msgwire sessions``, ``audit``): a database without msgwire's tables, or no
+    SQLite file at all, is ``StoreNotFoundError``, and nothing is created; once made, it opens."""
+    missing = tmp_path / "typo.db"
+    with pytest.raises(StoreNotFoundError, match="no such file"):
+        open_store(f"sqlite:///{missing}", create=False)
+    assert not missing.exists()
+    someone_elses = store_url.removeprefix("sqlite:///")
+    if store_url.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(someone_elses)) as conn:
+            conn.execute("CREATE TABLE notes (text TEXT)")
+    with pytest.raises(StoreNotFoundError, match="holds no msgwire tables"):
+        open_store(store_url, create=False)
+    assert _tables(store_url) == []
+    if store_url.startswith("sqlite:///"):  # not even switched to WAL mode
+        with contextlib.closing(sqlite3.connect(someone_elses)) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    with open_store(store_url) as made:
+        cid = made.create().id
+    with open_store(store_url, create=False) as read:
+        assert [info.id for info in read.conversations()] == [cid]
 
 
 # --- async ----------------------------------------------------------------------------------------

@@ -22,9 +22,14 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator, Mapping
 
-import aiohttp
+from msgwire.errors import MissingExtraError
 
 from ._failures import NetworkFailure, RequestFailure
+
+try:
+    import aiohttp
+except ImportError as exc:
+    raise MissingExtraError("msgwire.harness.providers (an async call)", "harness", exc) from None
 
 __all__ = ["AioClient", "AioResponse"]
 

@@ -33,15 +33,19 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
-import httpx
 import msgspec
 
-from msgwire.errors import ProviderError, TransportError
+from msgwire.errors import MissingExtraError, ProviderError, TransportError
 from msgwire.formats import http_error, request_id
 from msgwire.types import Dialect
 
 from ._deadline import Deadline, DeadlineExceeded
 from ._failures import NetworkFailure, RequestFailure
+
+try:
+    import httpx
+except ImportError as exc:
+    raise MissingExtraError("msgwire.harness.providers", "harness", exc) from None
 
 if TYPE_CHECKING:
     from ._aiohttp import AioClient

@@ -4,7 +4,8 @@ Sources: a ``PathSource`` is read from disk through a ``FileResolver``'s roots a
 (the one given as ``files``, else one of ``root``, by default the working directory when the
 recognizer is made: nothing outside it is read, nor a key or credential file, unless
 ``allow_any_path=True``); a ``Base64Source`` is decoded strictly; a ``UrlSource``
-is a ``data:`` URL or fetched over http(s) with httpx, at most ``limits.max_bytes`` read, and
+is a ``data:`` URL or fetched over http(s) with httpx (imported by the first fetch: the extra
+``harness``; without it that image fails, naming the extra), at most ``limits.max_bytes`` read, and
 refused before any connection when its host resolves to a private, loopback, link-local or
 otherwise non-public address (unless ``allow_private_urls``); the connection goes to the address
 that was checked (no second DNS answer can swap it), redirects are checked hop by hop.
@@ -42,10 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
 import msgspec
 
-from msgwire.errors import ResourceError
+from msgwire.errors import MissingExtraError, ResourceError
 from msgwire.types import (
     AssistantMessage,
     Base64Source,
@@ -63,6 +63,8 @@ from .files import FileResolver
 from .resolver import Resolver
 
 if TYPE_CHECKING:
+    import httpx
+
     from .ocr import OcrResult
 
 __all__ = [
@@ -219,14 +221,23 @@ class UrlFetcher:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self._resolve = resolve or _addresses
-        # trust_env=False: a proxy from the environment would connect by name, around the check
-        self._client = httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False)
+        self.timeout = timeout
+        self._client: httpx.Client | None = None  # made by the first fetch (httpx: the extra "harness")
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
 
     def fetch(self, url: str) -> bytes:
-        """The body of ``url``; raises ``ResourceError`` (refused address, HTTP error, too large)."""
+        """The body of ``url``; raises ``ResourceError`` (refused address, HTTP error, too large),
+        ``MissingExtraError`` without httpx."""
+        try:
+            import httpx  # here only: an image from a path or base64 needs none
+        except ImportError as exc:
+            raise MissingExtraError("fetching an image URL", "harness", exc) from None
+        if self._client is None:
+            # trust_env=False: a proxy from the environment would connect by name, around the check
+            self._client = httpx.Client(timeout=self.timeout, trust_env=False, follow_redirects=False)
         for _ in range(self.max_redirects + 1):
             target = httpx.URL(url)
             if target.scheme not in ("http", "https") or not target.host:
@@ -394,7 +405,7 @@ class ImageRecognizer(Resolver):
             image = load_image(
                 block, limits=self.limits, fetcher=self.fetcher, root=self.root, files=self.files, role=role
             )
-        except ResourceError as exc:
+        except (ResourceError, MissingExtraError) as exc:
             return _failed(block, attempts, str(exc))
         mode = block.recognition_mode
         sees = self.vision is not None and self.vision.sees_images
@@ -470,8 +481,8 @@ class ImageRecognizer(Resolver):
         if self._ocr is None:
             try:
                 from .ocr import TesseractOCR  # the extra "ocr"; its absence fails this attempt only
-            except ImportError as exc:
-                raise ResourceError(f"OCR is not installed (pip install 'msgwire[ocr]'): {exc}") from None
+            except MissingExtraError as exc:
+                raise ResourceError(str(exc)) from None
             self._ocr = TesseractOCR()
         return self._ocr
 

@@ -69,29 +69,33 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-import anyio
-import anyio.abc
 import msgspec
-from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import Client, StdioServerParameters
-from mcp.client.caching import MAX_TTL_MS, CacheEntry, CacheKey, InMemoryResponseCacheStore, ResponseCacheStore
-from mcp.client.subscriptions import ListenNotSupportedError, ResourceUpdated, SubscriptionLost
-from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    CONNECTION_CLOSED,
-    METHOD_NOT_FOUND,
-    BlobResourceContents,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    TextResourceContents,
-)
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from msgwire.errors import ResourceError
+from msgwire.errors import MissingExtraError, ResourceError
 from msgwire.types import ContentBlock, MCPResourceBlock, Message, UserMessage
 
 from ._blocks import map_blocks
 from .resolver import Resolver
+
+try:
+    import anyio
+    import anyio.abc
+    from anyio.from_thread import BlockingPortal, start_blocking_portal
+    from mcp import Client, StdioServerParameters
+    from mcp.client.caching import MAX_TTL_MS, CacheEntry, CacheKey, InMemoryResponseCacheStore, ResponseCacheStore
+    from mcp.client.subscriptions import ListenNotSupportedError, ResourceUpdated, SubscriptionLost
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import (
+        CONNECTION_CLOSED,
+        METHOD_NOT_FOUND,
+        BlobResourceContents,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        TextResourceContents,
+    )
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+except ImportError as exc:
+    raise MissingExtraError("msgwire's MCP resources (MCPResources)", "mcp", exc) from None
 
 __all__ = ["CacheStats", "Freshness", "MCPResources", "ResourceInfo", "TemplateInfo"]
 

@@ -33,11 +33,15 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
-import tesserocr  # type: ignore[import-untyped]  # no stubs
-from lingua import IsoCode639_1, IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
-from PIL import Image, ImageOps
 
-from msgwire.errors import ResourceError
+from msgwire.errors import MissingExtraError, ResourceError
+
+try:
+    import tesserocr  # type: ignore[import-untyped]  # no stubs
+    from lingua import IsoCode639_1, IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
+    from PIL import Image, ImageOps
+except ImportError as exc:
+    raise MissingExtraError("msgwire's OCR (TesseractOCR)", "ocr", exc) from None
 
 __all__ = ["DEBIAN_TESSDATA", "OcrResult", "TesseractOCR"]
 

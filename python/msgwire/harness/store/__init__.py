@@ -27,15 +27,16 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .async_store import AsyncStore
 from .base import ConversationInfo, OnError
 from .mailbox import AgentState, Mail
 from .protocols import ConversationStore, Store, SwarmStore
+from .redact import redacted, redacted_conninfo
 from .rows import BadRow, from_rows, message_row, to_rows
 from .sql import SQLStore
-from .sqlite import SQLiteStore
+from .sqlite import SQLiteStore, sqlite_url
 
 __all__ = [
     "DEFAULT_URL",
@@ -54,7 +55,9 @@ __all__ = [
     "from_rows",
     "message_row",
     "open_store",
+    "redacted",
     "to_rows",
+    "url_of",
 ]
 
 DEFAULT_URL = "sqlite:///msgwire.db"
@@ -70,14 +73,30 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQL
     (``postgres://`` too; extra ``postgres``). ``None``: ``DEFAULT_URL``. Any other scheme is
     refused (``ValueError``). ``options`` go to the store's constructor (``busy_timeout``,
     ``synchronous``, ``poll_interval``; ``connect_timeout``, ``min_size``, ``max_size``,
-    ``timeout``, ``max_idle`` of PostgreSQL). A PostgreSQL server that cannot be reached for
+    ``timeout``, ``max_idle`` of PostgreSQL; ``create=False`` for both: open a store that
+    exists, else ``StoreNotFoundError``, nothing created). A PostgreSQL server that cannot be reached for
     ``connect_timeout`` seconds raises ``StoreUnavailableError``, any other refusal to connect
     ``StoreError`` at once, both with the server's words."""
-    text = os.fspath(url) if url is not None else DEFAULT_URL
-    if text.startswith(_POSTGRES):
+    kind, target = _target(url)
+    if kind == "postgres":
         from .postgres import PostgresStore  # the optional psycopg, imported only when asked for
 
-        return PostgresStore(text.replace("postgresql+psycopg://", "postgresql://", 1), **options)
+        return PostgresStore(target, **options)
+    return SQLiteStore(Path(target), **options)
+
+
+def url_of(location: str | os.PathLike[str] | None = None) -> str:
+    """The ``url`` of the store ``open_store(location)`` opens (its password left out), without
+    opening it: to tell whether two locations name one store, or to show one."""
+    kind, target = _target(location)
+    return redacted_conninfo(target) if kind == "postgres" else sqlite_url(Path(target))
+
+
+def _target(url: str | os.PathLike[str] | None) -> tuple[Literal["postgres", "sqlite"], str]:
+    """Which store ``url`` names: a PostgreSQL connection string, or a SQLite file's path."""
+    text = os.fspath(url) if url is not None else DEFAULT_URL
+    if text.startswith(_POSTGRES):
+        return "postgres", text.replace("postgresql+psycopg://", "postgresql://", 1)
     if text.startswith("sqlite://"):
         text = text.removeprefix("sqlite://")
         text = text.removeprefix("/") if not text.startswith("//") else text[1:]
@@ -85,10 +104,10 @@ def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQL
             raise ValueError("a SQLite URL needs a path: sqlite:///msgwire.db")
     elif (scheme := _SCHEME.match(text)) is not None:
         raise ValueError(
-            f"unsupported store URL scheme {scheme.group(1)!r} in {text!r}: msgwire stores are sqlite:///path "
-            "(or a plain path) and postgresql://user@host/db"
+            f"unsupported store URL scheme {scheme.group(1)!r} in {redacted(text)!r}: msgwire stores are "
+            "sqlite:///path (or a plain path) and postgresql://user@host/db"
         )
-    return SQLiteStore(Path(text), **options)
+    return "sqlite", text
 
 
 async def aopen_store(url: str | os.PathLike[str] | None = None, **options: Any) -> AsyncStore:

@@ -14,10 +14,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
+from msgwire.errors import MissingExtraError
 
 from .reads import MessageReads
+
+try:
+    import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+except ImportError as exc:
+    raise MissingExtraError("msgwire.harness.store.parquet", "parquet", exc) from None
 
 __all__ = ["ENTRIES_SCHEMA", "MESSAGES_SCHEMA", "export_parquet"]
 

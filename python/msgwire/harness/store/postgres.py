@@ -38,15 +38,19 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-import psycopg
-from psycopg import errors as pg_errors
-
-from msgwire.errors import StoreError, StoreUnavailableError
+from msgwire.errors import MissingExtraError, StoreError, StoreNotFoundError, StoreUnavailableError
 
 from .base import Cursor
 from .pool import Pool
+from .redact import redacted_conninfo, scrubbed
 from .schema import POSTGRES
 from .sql import SQLStore
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError as exc:
+    raise MissingExtraError("msgwire's PostgreSQL store", "postgres", exc) from None
 
 __all__ = ["PostgresStore"]
 
@@ -92,7 +96,12 @@ class PostgresStore(SQLStore):
     ``max_size``: connections open at most (each made when a call first needs it);
     ``timeout``: seconds a call waits for one when ``max_size`` are in use (then
     ``StoreError``); ``max_idle``: seconds before an idle connection is closed, except the
-    ``min_size`` most recently used.
+    ``min_size`` most recently used; ``create=False``: open a store that exists (msgwire's tables
+    in the database's ``search_path``), else raise ``StoreNotFoundError`` and create nothing.
+
+    ``url`` (in every message, and in ``repr``) is ``conninfo`` without its password (given in the
+    URL's user part, as ``?password=`` or as a ``password=`` keyword); ``conninfo`` itself, which
+    the store connects with, keeps it.
     """
 
     types = POSTGRES
@@ -107,14 +116,17 @@ class PostgresStore(SQLStore):
         max_size: int = 8,
         timeout: float = 30.0,
         max_idle: float = 300.0,
+        create: bool = True,
     ) -> None:
         super().__init__()
         self.conninfo = conninfo
+        self._create_missing = create
+        self.url = redacted_conninfo(conninfo)
         try:
             params = psycopg.conninfo.conninfo_to_dict(conninfo)
-        except psycopg.ProgrammingError as exc:
-            raise StoreError(f"not a PostgreSQL connection string: {_words(exc)}") from exc
-        self.url = _redacted(params)
+        except psycopg.ProgrammingError as exc:  # libpq quotes what it cannot read: the password, maybe
+            words = scrubbed(_words(exc), conninfo)
+            raise StoreError(f"{self.url}: not a PostgreSQL connection string: {words}") from None
         self.connect_timeout = _connect_timeout(connect_timeout, params)
         self._pool: Pool[psycopg.Connection[Any]] = Pool(
             self._connect,
@@ -247,6 +259,11 @@ class PostgresStore(SQLStore):
     # --- dialect ------------------------------------------------------------------------------
 
     def _ensure_schema(self, cur: Cursor) -> None:
+        found = None if self._create_missing else cur.one("SELECT to_regclass('msgwire_schema')")
+        if not self._create_missing and (found is None or found[0] is None):
+            raise StoreNotFoundError(
+                f"no store at {self.url}: the database holds no msgwire tables (in its search_path)"
+            )
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         cur.run(
             "CREATE TABLE IF NOT EXISTS msgwire_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
@@ -419,9 +436,3 @@ def _connect_timeout(given: float | None, params: dict[str, Any]) -> float:
     if not given > 0:
         raise ValueError(f"connect_timeout is seconds above 0, got {given!r}")
     return float(given)
-
-
-def _redacted(params: dict[str, Any]) -> str:
-    """The connection string without its password (for messages and ``url``)."""
-    host, port, db, user = (str(params.get(k) or "") for k in ("host", "port", "dbname", "user"))
-    return f"postgresql://{user + '@' if user else ''}{host}{':' + port if port else ''}/{db}"

@@ -20,17 +20,25 @@ import contextlib
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
+
+from msgwire.errors import StoreNotFoundError
 
 from .base import Cursor
 from .schema import SQLITE
 from .sql import SQLStore
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "sqlite_url"]
 
 _TRANSIENT = ("locked", "busy")
+
+
+def sqlite_url(path: Path) -> str:
+    """The ``url`` of the store in the file ``path`` (``sqlite:////abs.db`` for an absolute path)."""
+    return f"sqlite:///{path}"
 
 
 class SQLiteStore(SQLStore):
@@ -38,7 +46,10 @@ class SQLiteStore(SQLStore):
 
     ``path``: the file; ``busy_timeout``: seconds a writer waits for the lock before a retry;
     ``synchronous``: ``"NORMAL"`` (default) or ``"FULL"``; ``poll_interval``: seconds between
-    looks at the mail table while an agent waits for mail posted by another process.
+    looks at the mail table while an agent waits for mail posted by another process;
+    ``create=False``: open a store that exists, else raise ``StoreNotFoundError`` (no such
+    file, or a database without msgwire's tables) and create nothing (the file is opened
+    ``mode=rw``). An older schema is brought up to date all the same.
     """
 
     types = SQLITE
@@ -50,6 +61,7 @@ class SQLiteStore(SQLStore):
         busy_timeout: float = 5.0,
         synchronous: Literal["NORMAL", "FULL", "EXTRA"] = "NORMAL",
         poll_interval: float = 0.2,
+        create: bool = True,
     ) -> None:
         super().__init__()
         if synchronous not in ("NORMAL", "FULL", "EXTRA"):
@@ -57,7 +69,7 @@ class SQLiteStore(SQLStore):
                 f"synchronous must be NORMAL, FULL or EXTRA (a crash must not lose commits), got {synchronous!r}"
             )
         self.path = Path(path)
-        self.url = f"sqlite:///{self.path}"
+        self.url = sqlite_url(self.path)
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous
         self.poll_interval = poll_interval
@@ -65,7 +77,31 @@ class SQLiteStore(SQLStore):
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         self._closed = False
-        self._run(self._ensure_schema)
+        self._create_missing = create
+        if not create:
+            self._check_exists()
+        try:
+            self._run(self._ensure_schema)
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_exists(self) -> None:
+        """The file exists and holds msgwire's tables, looked at before a connection changes any
+        setting (WAL mode is written to the file: not to someone else's database)."""
+        if not self.path.is_file():
+            raise StoreNotFoundError(f"no store at {self.url}: no such file")
+        try:
+            with contextlib.closing(sqlite3.connect(self._rw_uri(), uri=True, timeout=self.busy_timeout)) as conn:
+                found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'msgwire_schema'").fetchone()
+        except sqlite3.Error as exc:  # not a database, say
+            raise self._failure(exc) from exc
+        if found is None:
+            raise StoreNotFoundError(f"no store at {self.url}: the database holds no msgwire tables")
+
+    def _rw_uri(self) -> str:
+        """The file opened read-write but never created (``mode=rw``)."""
+        return f"file:{urllib.parse.quote(str(self.path))}?mode=rw"
 
     # --- connections --------------------------------------------------------------------------
 
@@ -75,8 +111,15 @@ class SQLiteStore(SQLStore):
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.pid == os.getpid():
             return conn
+        # create=False: mode=rw, so that a file removed since the check is not made again, empty
+        target = self.path if self._create_missing else self._rw_uri()
         conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False, cached_statements=256
+            target,
+            timeout=self.busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+            cached_statements=256,
+            uri=not self._create_missing,
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         self._set_wal(conn)

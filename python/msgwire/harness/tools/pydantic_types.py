@@ -34,14 +34,20 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
-from pydantic import AliasChoices, AliasPath, Field, RootModel, TypeAdapter, ValidationError
-from pydantic.errors import PydanticErrorMixin
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
-from pydantic.warnings import UnsupportedFieldAttributeWarning
-from pydantic_core import CoreSchema, PydanticUndefined, to_jsonable_python
+
+from msgwire.errors import MissingExtraError
 
 from .hints import NO_DEFAULT, Param, annotated_extras, is_pydantic, split_annotated
+
+try:
+    from pydantic import AliasChoices, AliasPath, Field, RootModel, TypeAdapter, ValidationError
+    from pydantic.errors import PydanticErrorMixin
+    from pydantic.fields import FieldInfo
+    from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
+    from pydantic.warnings import UnsupportedFieldAttributeWarning
+    from pydantic_core import CoreSchema, PydanticUndefined, to_jsonable_python
+except ImportError as exc:
+    raise MissingExtraError("msgwire's tools with pydantic parameters", "pydantic", exc) from None
 
 __all__ = ["PydanticArgument", "PydanticLone", "arguments", "lone", "to_jsonable"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -225,3 +226,30 @@ def test_the_async_store_and_the_protocols_have_the_mail_calls(store: SQLStore) 
 
     asyncio.run(main())
 
+
+def test_a_wait_after_the_newest_mail_was_deleted_neither_spins_nor_misses_the_next(store: SQLStore) -> None:
+    """Deleting the newest mail lowers ``mail_seq`` below a seq this process saw posted; a wait
+    must not take that seq for new mail (it looked at the table in a loop until its timeout,
+    as an idle agent's wait would after a ``clear_mail``), and the next post still wakes it."""
+    _agents(store, "a")
+    store.post("Seen here", to="a")
+    store.clear_mail()
+    seen = store.mail_seq()
+    looks = 0
+    plain = store.mail_seq
+
+    def counted() -> int:
+        nonlocal looks
+        looks += 1
+        return plain()
+
+    store.mail_seq = counted  # type: ignore[method-assign]
+    assert store.wait_mail(seen, 1.0) == seen
+    assert looks < 10  # the first look and the last, and a few polls (SQLite: every 0.2 s)
+
+    returned: list[int] = []
+    waiter = threading.Thread(target=lambda: returned.append(store.wait_mail(seen, 60)))
+    waiter.start()
+    posted = store.post("Next", to="a")
+    waiter.join(60)
+    assert returned == [posted.seq]

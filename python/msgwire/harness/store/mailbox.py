@@ -373,7 +373,8 @@ class SwarmTables(TrailTables):
         return None if row is None else loads(row[0], type=UserMessage)
 
     def mail_seq(self) -> int:
-        """The seq of the last mail posted (0 when none)."""
+        """The highest seq of the mail there is (0 when none): the last mail posted, unless mail
+        was deleted since (a new post still gets a seq above every one given before)."""
         row = self._run(lambda cur: cur.one("SELECT max(seq) FROM msgwire_mail"))
         return int(row[0]) if row and row[0] is not None else 0
 
@@ -386,12 +387,18 @@ class SwarmTables(TrailTables):
         deadline = time.monotonic() + timeout
         with self._mail_cond:
             wakes = self._mail_wakes
+            # What this process already saw posted is no news: once the newest mail is deleted
+            # (cleared, expired, with its agent) the table's top may lie below it, and waiting
+            # for mail "above after" would then end at once, in a loop until the timeout.
+            known = max(after, self._mail_known)
         while True:
             current = self.mail_seq()
             left = deadline - time.monotonic()
             if current > after or left <= 0 or self._mail_wakes != wakes:
                 return current
-            self._wait_remote(after, left, wakes)
+            self._wait_remote(known, left, wakes)
+            with self._mail_cond:
+                known = max(known, self._mail_known)
 
     def wake_waiters(self) -> None:
         """End every ``wait_mail`` of this process now (each returns the last seq, as at its

@@ -5,7 +5,7 @@ server refuses to run as root), stopped and removed at the end.
 
 Every role logs in without a password (``trust``) except ``PASSWORD_ROLE``, which needs
 ``PASSWORD`` (``scram-sha-256``): ``url(user=PASSWORD_ROLE, password=...)`` tries it. The fault
-tests ``stop()``, ``start()`` and ``restart()`` a server of their own.
+tests ``stop()``, ``start()``, ``restart()`` and ``crash()`` a server of their own.
 
 The Debian ``postgresql`` package provides the binaries (``make system`` installs it).
 """
@@ -16,8 +16,10 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -96,12 +98,39 @@ class PostgresServer:
         self.stop()
         self.start()
 
+    def crash(self) -> None:
+        """``kill -9`` of the postmaster, as a crash would end it, then a wait until each of its
+        backends has noticed and exited (until then their shared memory is in use and ``start()``
+        is refused). Start it again with ``start()``."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        backends = [pid for pid in _pids() if _parent(pid) == postmaster]
+        os.kill(postmaster, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while any(Path(f"/proc/{pid}").exists() for pid in [postmaster, *backends]):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the backends of the killed postmaster {postmaster} did not exit")
+            time.sleep(0.02)
+
     def add_password_role(self) -> None:
         import psycopg
 
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'")
             conn.execute(f"CREATE SCHEMA {PASSWORD_ROLE} AUTHORIZATION {PASSWORD_ROLE}")  # first on its search_path
+
+
+def _pids() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def _parent(pid: int) -> int | None:
+    """A process's parent (``/proc/PID/stat``: after the command's closing parenthesis, the
+    state, then the parent's pid), or ``None`` once it has exited."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
 
 
 @contextmanager

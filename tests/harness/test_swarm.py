@@ -4,6 +4,7 @@ window, the global fallback for late agents, wake-ups, and tools that ask for ap
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from msgwire.harness.store import SQLStore, SwarmStore, open_store
 from msgwire.harness.swarm import SYNTHETIC_TEXT, Swarm
 from msgwire.harness.tools import ToolRegistry
 from msgwire.testing import Received, Reply, ScriptedServer, reply, tool_call
+from tests._support.stores import raw_sql
 
 
 @pytest.fixture
@@ -264,3 +266,107 @@ def test_unknown_agents_raise_the_same_key_error(store: SQLStore, server: Script
         assert store.url in str(raised.value)  # the agent and the store it is not in
     with pytest.raises(TypeError, match="text or a UserMessage"):
         swarm.broadcast(123)  # type: ignore[arg-type]
+
+
+# --- the bound on model calls: stale, expired, cleared and inherited mail -------------------------
+
+
+def _calls_until_idle(swarm: Swarm, server: ScriptedServer, name: str, *, limit: int = 30) -> int:
+    """Step agent ``name`` until it is idle (or ``limit`` steps); the model calls made."""
+    before = len(server.requests)
+    for _ in range(limit):
+        if swarm.state(name).state == "idle":
+            break
+        swarm.step(name)
+    return len(server.requests) - before
+
+
+def test_a_new_agent_on_a_store_whose_conversations_were_deleted_idles_after_the_encouragement_rule(
+    store: SQLStore, server: ScriptedServer
+) -> None:
+    """Finding 5 of newcomer-turn4, in threads as it was found, the model calls counted at the
+    model server: yesterday's swarm broadcast a mission, then every conversation was deleted;
+    today's new agent, woken by one direct message, makes 2 calls with it in its window of 2
+    and 3 encouraged ones, then idles. Before: the deleted swarm's broadcast stayed in the mail
+    table as the latest broadcast to everyone; the new agent inherited it as its mission,
+    pinned at every step with the counter reset (never delivered, never seen in its trail),
+    and called the model without end (878 calls in 5 s)."""
+    old = _swarm(store, server, window=2)
+    old.add("scout")
+    old.broadcast("Mission: survey the belt.")
+    old.run_until_idle(max_runs=3)
+    old.close()
+    for info in store.conversations():
+        store.delete(info.id)
+    calls_before = len(server.requests)
+
+    swarm = _swarm(store, server, window=2)
+    swarm.add("solo")
+    swarm.start(poll_interval=0.2)
+    try:
+        swarm.send("solo", "One small task.")
+        deadline = time.monotonic() + 60
+        while swarm.state("solo").state != "idle" and len(server.requests) - calls_before <= 50:
+            assert time.monotonic() < deadline, "still running after 60 s"
+            time.sleep(0.02)
+        time.sleep(0.5)  # and no call after it idled
+    finally:
+        swarm.stop()
+    assert swarm.errors == []
+    sent = server.requests[calls_before:]
+    assert [_opening(r) for r in sent] == ["One small task."] * 2 + [SYNTHETIC_TEXT] * 3
+    assert _row(swarm, "solo") == ("idle", 3)
+
+
+@pytest.mark.parametrize("ending", ["expires", "clear_mail", "clear_mail older_than"])
+def test_a_mission_that_ended_bounds_the_calls_by_the_encouragement_rule(
+    store: SQLStore, server: ScriptedServer, ending: str
+) -> None:
+    """A mission keeps an agent running (the seed's rule) only while it lives: expired, or
+    cleared, the agent makes 3 encouraged calls once the delivered broadcast has left its
+    window, then idles (counted at the model server)."""
+    swarm = _swarm(store, server, window=2)
+    swarm.add("a")
+    mission = swarm.broadcast("Survey the belt.", expires=3600 if ending == "expires" else None)
+    for _ in range(4):  # the mission out of the window of 2 after two: pinned from the database
+        swarm.step("a")
+    assert _row(swarm, "a") == ("running", 0)
+    assert [_opening(r) for r in server.requests] == ["Survey the belt."] * 4
+    if ending == "expires":
+        at = msgwire.types.now() - dt.timedelta(seconds=1)
+        raw_sql(store, "UPDATE msgwire_mail SET expires_at = ?", (at.isoformat() if _sqlite(store) else at,))
+    elif ending == "clear_mail":
+        assert swarm.clear_mail() == 1
+    else:
+        at = msgwire.types.now() - dt.timedelta(hours=2)
+        raw_sql(store, "UPDATE msgwire_mail SET created_at = ?", (at.isoformat() if _sqlite(store) else at,))
+        assert swarm.clear_mail(older_than=dt.timedelta(hours=1)) == 1
+    assert mission.seq > 0
+    assert _calls_until_idle(swarm, server, "a") == 3
+    assert [_opening(r) for r in server.requests[4:]] == [SYNTHETIC_TEXT] * 3
+    assert _row(swarm, "a") == ("idle", 3)
+
+
+def test_an_agent_added_again_under_a_deleted_ones_name_inherits_none_of_its_mail(
+    store: SQLStore, server: ScriptedServer
+) -> None:
+    """Deleting an agent's conversation deletes the mail addressed to it: a new agent of the
+    same name, started without a message, is encouraged 3 times and idles. Before: the old
+    agent's group broadcast was still "addressed to it" and became its mission at every step."""
+    swarm = _swarm(store, server)
+    swarm.add("miner")
+    swarm.add("scout")
+    swarm.broadcast("Miners only: dig.", to=["miner"])
+    swarm.send("miner", "Mine iron.")
+    store.delete(swarm.agents["miner"].conversation.id)
+    swarm.agents.pop("miner")
+
+    swarm.add("miner")  # a new conversation, a new registration
+    swarm.start_agent("miner")
+    assert _calls_until_idle(swarm, server, "miner") == 3
+    assert [_opening(r) for r in server.requests] == [SYNTHETIC_TEXT] * 3
+    assert _row(swarm, "miner") == ("idle", 3)
+
+
+def _sqlite(store: SQLStore) -> bool:
+    return store.url.startswith("sqlite")

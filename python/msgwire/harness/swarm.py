@@ -11,9 +11,12 @@ follow the seed system's message-format guarantees:
    as its ``pin``:
 3. a real user message (direct or broadcast: ``msgwire.types.REAL_SOURCES``) in the window: sent
    as it is, counter reset to 0;
-4. none: the mission, the most recent broadcast this agent received (from the database, even far
-   outside the window), else the most recent broadcast to anyone (an agent added after it
-   inherits the mission), opens the context; counter reset to 0;
+4. none: the mission, the most recent live broadcast this agent received (from the database,
+   even far outside the window), else the most recent live broadcast to anyone (an agent added
+   after it inherits the mission), opens the context; counter reset to 0. *Live*: not expired
+   (``broadcast(..., expires=...)``), not cleared (``clear_mail``), not deleted with its swarm
+   (deleting an agent's conversation deletes the mail addressed to it, and with the last agent
+   every mail: ``store.delete``);
 5. no broadcast at all: one synthetic user message (``synthetic_text``, ``source="synthetic"``,
    never stored) opens it and the agent's encouragement counter goes up by one;
 6. *after each step* (``after_step``): the counter is stored, and after the context that made it
@@ -38,6 +41,16 @@ The truth table (``tests/harness/test_swarm.py`` runs it on both stores)::
 A direct message is a task, a broadcast the swarm's mission: once a direct message has slid
 out of the window it no longer holds the agent (the seed system's rule); a broadcast does.
 
+The bound on model calls: an agent calls the model without end only while a live broadcast
+is its mission (the seed's rule: a mission keeps its agents running; ``expires`` ends one on
+time). Otherwise, once the last real user message it took has left its window (at most
+``window`` calls later: each call adds a message), it makes 3 encouraged calls and idles, in
+every case: mail that expired, was cleared or was deleted is not delivered, is no mission, and
+does not keep the agent running (``store.record_step`` holds an agent only for mail that
+``deliver`` would take). A new agent on a store whose conversations were all deleted thus makes
+its calls on its own mail and idles (before, the deleted swarm's broadcast stayed in the mail
+table, became its inherited mission, and was pinned with the counter reset at every step).
+
 Tools: the swarm's ``ToolRegistry``; a tool whose policy is ``"ask"`` needs the ``approver``
 given to the swarm, and without one its calls are denied (the model gets a denied result).
 
@@ -48,6 +61,7 @@ trail as any agent's is. Close the swarm (``close()``, or ``with``) to stop the 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import threading
 from collections.abc import Sequence
 
@@ -137,19 +151,36 @@ class Swarm:
         agent = self.agents[name] = SwarmAgent(name=name, conversation=conversation)
         return agent
 
-    def broadcast(self, text: str | UserMessage, *, to: Sequence[str] | None = None) -> Mail:
+    def broadcast(
+        self,
+        text: str | UserMessage,
+        *,
+        to: Sequence[str] | None = None,
+        expires: float | dt.timedelta | dt.datetime | None = None,
+    ) -> Mail:
         """To every agent (the mission, inherited by agents added later) or to a group
-        (``to``): resets their counters and starts the idle ones."""
-        return self.store.broadcast(text, to=to, sender=self.sender)
+        (``to``): resets their counters and starts the idle ones. ``expires`` (seconds or a
+        ``timedelta`` from now, or an aware ``datetime``) ends it: then it is as if it had
+        never been sent, and agents it kept running idle after the encouragement rule."""
+        return self.store.broadcast(text, to=to, sender=self.sender, expires=expires)
 
     def start_agent(self, name: str) -> None:
         """Start an idle agent without a message (it runs on its mission, or on encouragement);
         ``KeyError`` for an agent the store does not know."""
         self.store.set_agent(name, state="running")
 
-    def send(self, name: str, text: str | UserMessage) -> Mail:
-        """A direct message to one agent: resets its counter and starts it if idle."""
-        return self.store.post(text, to=name, sender=self.sender)
+    def send(
+        self, name: str, text: str | UserMessage, *, expires: float | dt.timedelta | dt.datetime | None = None
+    ) -> Mail:
+        """A direct message to one agent: resets its counter and starts it if idle; not taken
+        after ``expires``, if given (as ``broadcast``'s)."""
+        return self.store.post(text, to=name, sender=self.sender, expires=expires)
+
+    def clear_mail(self, *, to: str | None = None, older_than: float | dt.timedelta | None = None) -> int:
+        """Delete the store's mail (``store.clear_mail``): all of it, that addressed to agent
+        ``to`` alone, or that posted ``older_than`` ago or earlier; how many mails. A cleared
+        mission no longer holds its agents: they idle after the encouragement rule."""
+        return self.store.clear_mail(to=to, older_than=older_than)
 
     def state(self, name: str) -> AgentState:
         return self.store.agent(name)

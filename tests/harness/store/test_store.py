@@ -365,10 +365,10 @@ def test_open_store_refuses_other_schemes_and_takes_any_path_as_sqlite(tmp_path:
 
 def test_the_schema_is_versioned_and_a_newer_one_is_refused(store_url: str) -> None:
     store = open_store(store_url)
-    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,), (4,)]
+    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,), (4,), (5,)]
     store.close()
     again = open_store(store_url)  # opening again applies nothing twice
-    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(4,)]
+    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(5,)]
     raw_sql(again, "INSERT INTO msgwire_schema (version, applied_at) VALUES (99, ?)", ("2026-01-01T00:00:00+00:00",))
     again.close()
     with pytest.raises(StoreError, match="version 99"):

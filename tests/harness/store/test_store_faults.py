@@ -221,6 +221,90 @@ def test_restarts_under_writers_lose_nothing_and_double_nothing(own_pgserver: Po
         assert trail.verify(head=store.info(conversation_id).head)
 
 
+_CRASH_WRITERS = """
+import sys, threading
+import msgwire
+from msgwire.harness.store import open_store
+
+store = open_store(sys.argv[1], connect_timeout=60)
+failures = []
+
+def write(conversation_id):
+    try:
+        batch = [msgwire.user(f"{i} " + "x" * 65536, id=f"{conversation_id}-{i}") for i in range(40)]
+        store.append(conversation_id, batch)
+    except Exception as exc:
+        failures.append(f"{type(exc).__name__}: {exc}")
+
+threads = [threading.Thread(target=write, args=(cid,)) for cid in sys.argv[2:]]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+store.close()
+print(failures)
+"""
+
+
+def test_a_crash_under_writers_in_the_middle_of_their_inserts_writes_nothing_to_stderr(
+    own_pgserver: PostgresServer,
+) -> None:
+    """``kill -9`` of the postmaster while four writer threads, in a process that configured
+    no logging, are each sending its batch's ``INSERT``s (psycopg's ``executemany``, which sends
+    them in a pipeline of its own): the first waits on an entry another session holds
+    uncommitted, so the server reads no further and the 2.6 MB batch stays half sent, where the
+    crash finds every writer. Each append is run again once the server is back and stored
+    once, no caller sees an error, and nothing reaches stderr. Before: psycopg logged ``error
+    ignored terminating <psycopg.Pipeline [BAD]>: ...`` (logging's last resort printed it): its
+    pipeline, left with the send's error, failed to close as well."""
+    import psycopg
+
+    url = own_pgserver.schema_url()
+    with open_store(url) as store:
+        ids = [store.create().id for _ in range(4)]
+    holder = psycopg.connect(url)
+    # No foreign-key check in this session (its key share lock on the conversation's row would
+    # stop the writers earlier, at the append's FOR UPDATE): each writer's first entry (seq 0),
+    # held uncommitted, so that its INSERT waits on it.
+    holder.execute("SET session_replication_role = replica")
+    for cid in ids:
+        holder.execute(
+            "INSERT INTO msgwire_entries (conversation_id, seq, id, message_id, decision, timestamp, body, hash, "
+            "message_at, message_len) VALUES (%s, 0, 'held', 'held', 'held', now(), '', '', 0, 0)",
+            (cid.encode(),),
+        )
+    writers = subprocess.Popen(
+        [sys.executable, "-c", _CRASH_WRITERS, url, *ids],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": PACKAGE_ROOT},
+    )
+    try:
+        _wait_until(lambda: _waiting_on_locks(own_pgserver) == len(ids))
+        own_pgserver.crash()
+        holder.close()
+        own_pgserver.start()
+        out, err = writers.communicate(timeout=120)
+    finally:
+        if writers.poll() is None:
+            writers.kill()
+            writers.wait()
+    assert (out.strip(), err) == ("[]", "")
+    with open_store(url) as store:
+        for cid in ids:
+            assert [m.id for m in store.messages(cid)] == [f"{cid}-{i}" for i in range(40)]
+            assert store.load(cid).verify(head=store.info(cid).head)
+
+
+def _waiting_on_locks(server: PostgresServer) -> int:
+    import psycopg
+
+    with psycopg.connect(server.conninfo, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").fetchone()
+        return int(row[0]) if row else 0
+
+
 def _wait_for_more(items: list[str], more: int, timeout: float = 120) -> None:
     """Wait until ``more`` items were added to ``items`` (by other threads)."""
     deadline, target = time.monotonic() + timeout, len(items) + more

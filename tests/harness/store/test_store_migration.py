@@ -1,6 +1,6 @@
 """Stores written by earlier versions of the schema migrate and still read and verify: the
-fixtures (tests/fixtures/harness/PROVENANCE.md) are SQLite files of versions 1 and 2 written by
-msgwire itself; on PostgreSQL their rows are copied into tables made by the same migrations."""
+fixtures (tests/fixtures/harness/PROVENANCE.md) are SQLite files of versions 1, 2 and 4 written
+by msgwire itself; on PostgreSQL their rows are copied into tables made by the same migrations."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def _old_store(url: str, version: int) -> None:
         for v in range(1, version + 1):
             for statement in MIGRATIONS[v](POSTGRES):
                 conn.execute(statement)  # type: ignore[arg-type]
-        for table in ("msgwire_schema", "msgwire_conversations", "msgwire_entries", "msgwire_messages"):
+        tables = [r[0] for r in old.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        tables.sort(key=lambda t: t != "msgwire_conversations")  # what the others refer to, first
+        for table in tables:
             bytea = {
                 r[0]
                 for r in conn.execute(
@@ -53,8 +55,11 @@ def _old_store(url: str, version: int) -> None:
                 for row in cur
             ]
             if rows:
-                sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(['%s'] * len(names))})"
+                kept = " OVERRIDING SYSTEM VALUE" if table == "msgwire_mail" else ""  # its seqs, as they were
+                sql = f"INSERT INTO {table} ({', '.join(names)}){kept} VALUES ({', '.join(['%s'] * len(names))})"
                 conn.cursor().executemany(sql, rows)  # type: ignore[arg-type]
+        # the identity goes on after the seqs copied, as it would have in the server that wrote them
+        conn.execute("SELECT setval(pg_get_serial_sequence('msgwire_mail', 'seq'), max(seq)) FROM msgwire_mail")
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -65,7 +70,7 @@ def test_a_store_of_an_earlier_schema_migrates_and_still_reads_and_verifies(stor
     assumed head's both) and a fork, still verifying."""
     _old_store(store_url, version)
     store = open_store(store_url)
-    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,), (4,)]
+    assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,), (4,), (5,)]
     if not store_url.startswith("sqlite"):  # version 4: entry bodies uncompressed (rows already there stay)
         storage = (
             "SELECT attstorage FROM pg_attribute WHERE attrelid = 'msgwire_entries'::regclass AND attname = 'body'"
@@ -81,7 +86,7 @@ def test_a_store_of_an_earlier_schema_migrates_and_still_reads_and_verifies(stor
     store.close()
 
     again = open_store(store_url)  # nothing applied twice
-    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(4,)]
+    assert raw_sql(again, "SELECT count(*) FROM msgwire_schema") == [(5,)]
     for cid in HELD[version]:
         conversation = again.open(cid)
         conversation.add(msgwire.user("after the migration"))  # the head read by open(): assumed
@@ -97,3 +102,35 @@ def test_a_store_of_an_earlier_schema_migrates_and_still_reads_and_verifies(stor
         assert again.load(fork).verify(head=again.info(fork).head)
         assert again.messages(fork) == again.messages(cid)
     again.close()
+
+
+def test_a_swarm_of_schema_4_migrates_with_its_mail_and_no_seq_is_given_twice(store_url: str) -> None:
+    """Version 5 (mail that expires or is deleted): the mail and the agents' marks are kept as
+    they were (the same seqs; on SQLite the table is made again, with ``AUTOINCREMENT``), every
+    mail is live (no ``expires_at``), and once all of it is cleared the next post still gets a
+    seq above every one the agents have seen, so it reaches them."""
+    _old_store(store_url, 4)
+    with open_store(store_url) as store:
+        assert raw_sql(store, "SELECT version FROM msgwire_schema ORDER BY version") == [(1,), (2,), (3,), (4,), (5,)]
+        assert [(a.name, a.mail_seen, a.state) for a in store.agents()] == [
+            ("miner", 0, "running"),
+            ("scout", 1, "running"),
+        ]
+        waiting = store.mail("miner")
+        assert [(m.seq, m.kind, m.sender, m.target) for m in waiting] == [
+            (1, "broadcast", "commander", None),
+            (2, "broadcast", "commander", "miner"),
+            (3, "direct", "scout", "miner"),
+        ]
+        assert [m.message.text for m in waiting] == ["Survey the belt.", "Miners only: dig.", "Mine iron."]
+        assert [m.expires_at for m in waiting] == [None, None, None]
+        assert store.mail("scout") == []
+        assert store.latest_broadcast("scout").text == "Survey the belt."  # type: ignore[union-attr]
+        assert store.latest_broadcast("miner").text == "Miners only: dig."  # type: ignore[union-attr]
+        assert store.load("scout-conversation").verify(head=store.info("scout-conversation").head)
+
+        assert store.clear_mail() == 3
+        later = store.post("Next", to="miner", expires=60)
+        assert later.seq == 4
+        assert later.expires_at is not None
+        assert [e.message.text for e in store.deliver("miner")] == ["Next"]  # type: ignore[union-attr]

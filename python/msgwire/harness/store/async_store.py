@@ -76,6 +76,7 @@ class AsyncStore:
     set_agent = _InThread(SQLStore.set_agent)
     post = _InThread(SQLStore.post)
     broadcast = _InThread(SQLStore.broadcast)
+    clear_mail = _InThread(SQLStore.clear_mail)
     idle_unless_mail = _InThread(SQLStore.idle_unless_mail)
     record_step = _InThread(SQLStore.record_step)
     mail = _InThread(SQLStore.mail)

@@ -14,6 +14,7 @@ from msgwire.types import new_id, new_ids, now
 from ..audit import Committed, Draft, Entry, default_decision, fork_header
 from ..conversation import Conversation
 from .base import Cursor, OnError
+from .mailbox import delete_agents
 from .reads import MessageReads
 from .trail import ENTRY_ROWS, INFO
 
@@ -99,11 +100,14 @@ class ConversationTables(MessageReads):
 
     def delete(self, conversation_id: str) -> bool:
         """Delete a conversation and all its rows; ``False`` if there was none. Its forks stay
-        (their ``parent`` still names it)."""
+        (their ``parent`` still names it). The agent whose conversation it is goes too, with its
+        mail: what is addressed to it and the direct messages it sent; the broadcasts it sent
+        stay, and with a store's last agent every mail goes (``mailbox.delete_agents``)."""
         key = self._key(conversation_id)
 
         def work(cur: Cursor) -> bool:
-            for table in ("msgwire_agents", "msgwire_message_rows", "msgwire_entries"):
+            delete_agents(cur, key)
+            for table in ("msgwire_message_rows", "msgwire_entries"):
                 cur.run(f"DELETE FROM {table} WHERE conversation_id = ?", (key,))
             return cur.run("DELETE FROM msgwire_conversations WHERE id = ?", (key,)) > 0
 

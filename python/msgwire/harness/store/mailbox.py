@@ -8,11 +8,19 @@ at the start of its next step (``deliver``: an append, idempotent on the message
 agent's ``mail_seen`` mark, in one transaction), so nothing is ever injected in the middle of a
 step (between a tool call and its result). Posts take turns (a lock), so seq order is commit
 order and a mark never passes a mail still being written.
+
+Mail ends three ways, after which it is as if it had never been posted (not delivered, no
+agent's mission, no reason for an agent to stay running): it expires (``expires=``; each post
+deletes the expired mail), it is cleared (``clear_mail``), or it is deleted with its agent's
+conversation (``delete_agents``, called by ``ConversationTables.delete``: the mail only that
+agent could read, the direct messages it sent, and with the last agent every mail). Its seq is
+never given again (an agent's ``mail_seen`` is one): see ``schema.py``, version 5.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -27,9 +35,12 @@ from ..audit import Draft, Entry
 from .base import Cursor
 from .trail import TrailTables
 
-__all__ = ["AgentState", "Mail", "SwarmTables"]
+__all__ = ["AgentState", "Mail", "SwarmTables", "delete_agents"]
 
 _AGENT = "SELECT name, conversation_id, state, encouragement, mail_seen, updated_at FROM msgwire_agents"
+_MAIL = "SELECT seq, kind, sender, target, created_at, data_json, expires_at FROM msgwire_mail"
+_LIVE = "(expires_at IS NULL OR expires_at > ?)"  # not expired at the time given
+_LIVE_M = "(m.expires_at IS NULL OR m.expires_at > ?)"  # the same, of mail aliased m
 
 
 class AgentState(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,7 +56,8 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Mail(msgspec.Struct, frozen=True, kw_only=True):
-    """A broadcast (``target`` None: every agent) or a direct message, as stored."""
+    """A broadcast (``target`` None: every agent) or a direct message, as stored; after
+    ``expires_at`` (``None``: never) it is as if it had never been posted."""
 
     seq: int
     kind: Literal["broadcast", "direct"]
@@ -53,6 +65,7 @@ class Mail(msgspec.Struct, frozen=True, kw_only=True):
     target: str | None
     created_at: dt.datetime
     message: UserMessage
+    expires_at: dt.datetime | None = None
 
 
 class SwarmTables(TrailTables):
@@ -149,8 +162,11 @@ class SwarmTables(TrailTables):
     def record_step(self, name: str, *, encouragement: int | None = None, idle: bool = False) -> bool:
         """After an agent's step, in one transaction: its counter becomes ``encouragement`` and,
         with ``idle``, it goes idle, unless mail is waiting for it (a post that came during the
-        step reset its counter and started it: that wins); whether it was written."""
-        sets, params = ["updated_at = ?"], [self._time(now())]
+        step reset its counter and started it: that wins); whether it was written. Mail that
+        is waiting is exactly what ``deliver`` would take (expired mail is not), so an agent
+        held running by it takes it at its next step, and its counter then starts again."""
+        stamp = self._time(now())
+        sets, params = ["updated_at = ?"], [stamp]
         if encouragement is not None:
             sets.append("encouragement = ?")
             params.append(encouragement)
@@ -161,29 +177,69 @@ class SwarmTables(TrailTables):
                 lambda cur: cur.run(
                     f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ? AND NOT EXISTS "
                     "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
-                    "AND (m.target IS NULL OR m.target = msgwire_agents.name))",
-                    (*params, self._key(name)),
+                    f"AND (m.target IS NULL OR m.target = msgwire_agents.name) AND {_LIVE_M})",
+                    (*params, self._key(name), stamp),
                 )
             )
             > 0
         )
 
-    def post(self, message: str | UserMessage, *, to: str | None = None, sender: str | None = None) -> Mail:
+    def post(
+        self,
+        message: str | UserMessage,
+        *,
+        to: str | None = None,
+        sender: str | None = None,
+        expires: float | dt.timedelta | dt.datetime | None = None,
+    ) -> Mail:
         """A direct message to agent ``to`` (``to=None``: a broadcast to every agent): stored
         (``source`` "direct" / "broadcast"), its recipients' counters reset to 0 and idle ones
         set running, in one transaction; then they are woken (PostgreSQL NOTIFY; SQLite agents in
         other processes poll). Agents take it into their conversation at their next step
-        (``deliver``), never in the middle of one."""
+        (``deliver``), never in the middle of one. ``expires``: seconds (or a ``timedelta``) from
+        now, or an aware ``datetime``, after which it is as if it had never been posted (as a
+        job queue's message time-to-live); ``None``: it stays until cleared or deleted."""
         if to is None:
-            return self.broadcast(message, sender=sender)
-        return self._post("direct", message, [to], sender)
+            return self.broadcast(message, sender=sender, expires=expires)
+        return self._post("direct", message, [to], sender, expires)
 
     def broadcast(
-        self, message: str | UserMessage, *, to: Sequence[str] | None = None, sender: str | None = None
+        self,
+        message: str | UserMessage,
+        *,
+        to: Sequence[str] | None = None,
+        sender: str | None = None,
+        expires: float | dt.timedelta | dt.datetime | None = None,
     ) -> Mail:
         """A broadcast to every agent (``to=None``, the swarm's mission: agents added later
-        inherit it) or to a group of agents (theirs only)."""
-        return self._post("broadcast", message, None if to is None else list(to), sender)
+        inherit it) or to a group of agents (theirs only); ``expires`` as ``post`` says (a
+        mission that ends: its agents then idle after the encouragement rule)."""
+        return self._post("broadcast", message, None if to is None else list(to), sender, expires)
+
+    def clear_mail(self, *, to: str | None = None, older_than: float | dt.timedelta | None = None) -> int:
+        """Delete mail, as a job queue's purge: all of it; with ``to``, the mail addressed to
+        that agent alone (its direct messages and its rows of group broadcasts; a broadcast to
+        everyone is not one agent's); with ``older_than``, the mail posted that long ago or
+        earlier (seconds or a ``timedelta``); both: both conditions. Returns how many mails
+        (a group broadcast is one per member). What agents already took stays in their
+        conversations; an agent whose mission is cleared idles after the encouragement rule."""
+        conditions: list[str] = []
+        params: list[Any] = []
+        if older_than is not None:
+            conditions.append("created_at <= ?")
+            params.append(self._time(now() - dt.timedelta(seconds=_seconds(older_than, "older_than"))))
+        key = None if to is None else self._key(to)
+        if key is not None:
+            conditions.append("target = ?")
+            params.append(key)
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+
+        def work(cur: Cursor) -> int:
+            if key is not None and cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is None:
+                raise KeyError(f"no agent {to!r} in {self.url}")
+            return cur.run(f"DELETE FROM msgwire_mail{where}", params)
+
+        return self._run(work)
 
     def _post(
         self,
@@ -191,7 +247,10 @@ class SwarmTables(TrailTables):
         message: str | UserMessage,
         targets: list[str] | None,
         sender: str | None,
+        expires: float | dt.timedelta | dt.datetime | None,
     ) -> Mail:
+        stamp = now()
+        expires_at = _expiry(expires, stamp)
         if isinstance(message, str):
             message = UserMessage(content=[TextBlock(text=message)], source=kind)
         elif not isinstance(message, UserMessage):
@@ -199,7 +258,6 @@ class SwarmTables(TrailTables):
         elif message.source != kind:
             message = msgspec.structs.replace(message, source=kind)
         data = msgspec.json.encode(message).decode()
-        stamp = now()
         user = message
 
         def work(cur: Cursor) -> int:
@@ -207,11 +265,12 @@ class SwarmTables(TrailTables):
                 if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(name),)) is None:
                     raise KeyError(f"no agent {name!r} in {self.url}")
             self._lock_mail(cur)
+            cur.run("DELETE FROM msgwire_mail WHERE expires_at <= ?", (self._time(stamp),))  # ended: no trace kept
             seq = 0
             for target in targets if targets is not None else [None]:
                 row = cur.one(
-                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json) "
-                    "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
+                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json, expires_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                     (
                         kind,
                         None if sender is None else self._key(sender),
@@ -219,6 +278,7 @@ class SwarmTables(TrailTables):
                         self._time(stamp),
                         self._key(user.id),
                         data,
+                        None if expires_at is None else self._time(expires_at),
                     ),
                 )
                 seq = int(row[0]) if row else 0
@@ -233,39 +293,41 @@ class SwarmTables(TrailTables):
         seq = self._run(work)
         self._mail_arrived(seq)
         target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
-        return Mail(seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user)
+        return Mail(
+            seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user, expires_at=expires_at
+        )
 
     def mail(self, name: str) -> list[Mail]:
-        """The mail an agent has not taken yet, in order."""
+        """The mail an agent has not taken yet (and that has not expired), in order."""
         key = self._key(name)
         rows = self._run(
             lambda cur: cur.rows(
-                "SELECT m.seq, m.kind, m.sender, m.target, m.created_at, m.data_json FROM msgwire_mail m "
-                "JOIN msgwire_agents a ON a.name = ? WHERE m.seq > a.mail_seen AND (m.target IS NULL OR m.target = ?) "
-                "ORDER BY m.seq",
-                (key, key),
+                _MAIL + " WHERE seq > (SELECT mail_seen FROM msgwire_agents WHERE name = ?) "
+                f"AND (target IS NULL OR target = ?) AND {_LIVE} ORDER BY seq",
+                (key, key, self._time(now())),
             )
         )
         return [self._mail(r) for r in rows]
 
     def deliver(self, name: str) -> list[Entry]:
         """Append the agent's new mail to its conversation (one transaction, idempotent on the
-        message id) and mark it taken; returns the entries appended."""
+        message id) and mark it taken; returns the entries appended. Expired mail is passed
+        (marked, not appended)."""
         key = self._key(name)
 
         def work(cur: Cursor) -> list[Entry]:
             agent = cur.one("SELECT conversation_id, mail_seen FROM msgwire_agents WHERE name = ?", (key,))
             if agent is None:
                 raise KeyError(f"no agent {name!r} in {self.url}")
-            rows = cur.rows(
-                "SELECT seq, kind, sender, target, created_at, data_json FROM msgwire_mail "
-                "WHERE seq > ? AND (target IS NULL OR target = ?) ORDER BY seq",
-                (agent[1], key),
-            )
+            rows = cur.rows(_MAIL + " WHERE seq > ? AND (target IS NULL OR target = ?) ORDER BY seq", (agent[1], key))
             if not rows:
                 return []
             conversation_id = self._unkey(agent[0])
-            mails = [self._mail(r) for r in rows]
+            stamp = now()
+            mails = [m for m in map(self._mail, rows) if m.expires_at is None or m.expires_at > stamp]
+            if not mails:
+                cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (rows[-1][0], key))
+                return []
             drafts = [
                 Draft(
                     id=new_id(),
@@ -277,39 +339,42 @@ class SwarmTables(TrailTables):
                 for m in mails
             ]
             committed = self._commit(cur, conversation_id, drafts, None, fresh=True)
-            cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (mails[-1].seq, key))
+            cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (rows[-1][0], key))
             return committed.results
 
         return self._run(work)
 
     def latest_broadcast(self, name: str | None = None) -> UserMessage | None:
         """The mission of agent ``name``: the most recent broadcast it received (to everyone
-        since it joined, or to a group naming it; even long out of its context window), else
+        or to a group naming it, since it joined; even long out of its context window), else
         the most recent broadcast to everyone (so an agent added after it inherits it);
-        ``None`` when there is none."""
+        ``None`` when there is none. Only live mail counts: not expired, cleared or deleted."""
         key = None if name is None else self._key(name)
+        stamp = self._time(now())
 
         def work(cur: Cursor) -> tuple[Any, ...] | None:
             if key is not None:
                 agent = cur.one("SELECT mail_from FROM msgwire_agents WHERE name = ?", (key,))
                 if agent is not None:
                     own = cur.one(
-                        "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' "
-                        "AND ((target IS NULL AND seq > ?) OR target = ?) ORDER BY seq DESC LIMIT 1",
-                        (agent[0], key),
+                        "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND seq > ? "
+                        f"AND (target IS NULL OR target = ?) AND {_LIVE} ORDER BY seq DESC LIMIT 1",
+                        (agent[0], key, stamp),
                     )
                     if own is not None:
                         return own
             return cur.one(
-                "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND target IS NULL "
-                "ORDER BY seq DESC LIMIT 1"
+                f"SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND target IS NULL AND {_LIVE} "
+                "ORDER BY seq DESC LIMIT 1",
+                (stamp,),
             )
 
         row = self._run(work)
         return None if row is None else loads(row[0], type=UserMessage)
 
     def mail_seq(self) -> int:
-        """The seq of the last mail posted (0 when none)."""
+        """The highest seq of the mail there is (0 when none): the last mail posted, unless mail
+        was deleted since (a new post still gets a seq above every one given before)."""
         row = self._run(lambda cur: cur.one("SELECT max(seq) FROM msgwire_mail"))
         return int(row[0]) if row and row[0] is not None else 0
 
@@ -322,12 +387,18 @@ class SwarmTables(TrailTables):
         deadline = time.monotonic() + timeout
         with self._mail_cond:
             wakes = self._mail_wakes
+            # What this process already saw posted is no news: once the newest mail is deleted
+            # (cleared, expired, with its agent) the table's top may lie below it, and waiting
+            # for mail "above after" would then end at once, in a loop until the timeout.
+            known = max(after, self._mail_known)
         while True:
             current = self.mail_seq()
             left = deadline - time.monotonic()
             if current > after or left <= 0 or self._mail_wakes != wakes:
                 return current
-            self._wait_remote(after, left, wakes)
+            self._wait_remote(known, left, wakes)
+            with self._mail_cond:
+                known = max(known, self._mail_known)
 
     def wake_waiters(self) -> None:
         """End every ``wait_mail`` of this process now (each returns the last seq, as at its
@@ -360,4 +431,52 @@ class SwarmTables(TrailTables):
             target=None if row[3] is None else self._unkey(row[3]),
             created_at=self._untime(row[4]),
             message=loads(row[5], type=UserMessage),
+            expires_at=None if row[6] is None else self._untime(row[6]),
         )
+
+
+def delete_agents(cur: Cursor, conversation_id: Any) -> None:
+    """In the transaction deleting conversation ``conversation_id`` (its key): the agents whose
+    conversation it is, and their mail: what is addressed to them (nobody else could read it)
+    and the direct messages they sent; the broadcasts they sent stay (their recipients'
+    missions). With the last agent, every mail goes: a broadcast to everyone is the swarm's, and
+    no swarm is left for it (a new agent would inherit the mission of a swarm that is gone)."""
+    names = [
+        row[0] for row in cur.rows("SELECT name FROM msgwire_agents WHERE conversation_id = ?", (conversation_id,))
+    ]
+    if not names:
+        return
+    for name in names:
+        cur.run("DELETE FROM msgwire_mail WHERE target = ? OR (kind = 'direct' AND sender = ?)", (name, name))
+    cur.run("DELETE FROM msgwire_agents WHERE conversation_id = ?", (conversation_id,))
+    if cur.one("SELECT 1 FROM msgwire_agents LIMIT 1") is None:
+        cur.run("DELETE FROM msgwire_mail")
+
+
+def _seconds(value: float | dt.timedelta, name: str) -> float:
+    """A duration argument as seconds, at least 0 (``TypeError`` / ``ValueError`` naming it)."""
+    if isinstance(value, dt.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise TypeError(f"{name} is seconds (a number) or a timedelta, got {type(value).__name__}")
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"{name} must be seconds at least 0, got {value!r}")
+    return seconds
+
+
+def _expiry(expires: float | dt.timedelta | dt.datetime | None, stamp: dt.datetime) -> dt.datetime | None:
+    """When a mail posted at ``stamp`` expires (UTC), from ``expires``: ``None``, seconds or a
+    ``timedelta`` from ``stamp``, or an aware ``datetime``; it must come after ``stamp``."""
+    if expires is None:
+        return None
+    if isinstance(expires, dt.datetime):
+        if expires.tzinfo is None or expires.utcoffset() is None:
+            raise ValueError(f"expires must be a timezone-aware datetime (which zone is {expires}?)")
+        at = expires.astimezone(dt.UTC)
+    else:
+        at = stamp + dt.timedelta(seconds=_seconds(expires, "expires"))
+    if at <= stamp:
+        raise ValueError(f"expires must be in the future (a mail nobody could take), got {expires!r}")
+    return at

@@ -34,7 +34,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -178,7 +178,7 @@ class PostgresStore(SQLStore):
                 return
             try:
                 with conn.cursor() as raw:
-                    yield Cursor(raw, _placeholders, binary_results=True)
+                    yield _Cursor(raw, _placeholders, binary_results=True)
             except BaseException:
                 with contextlib.suppress(psycopg.Error):
                     conn.rollback()
@@ -392,6 +392,30 @@ class _MailListener:
             return
         row = conn.execute("SELECT max(seq) FROM msgwire_mail").fetchone()
         self._store._mail_arrived(int(row[0]) if row and row[0] is not None else 0)
+
+
+class _Cursor(Cursor):
+    """A transaction's cursor outside pipeline mode, whose ``many`` opens the pipeline that
+    psycopg's ``executemany`` would open itself, so that its closing is never logged: psycopg
+    logs (a warning on its logger, printed to stderr by logging's last resort) what closing a
+    pipeline raised when the block inside raised too, as a send to a server that crashed does.
+    Here nothing raises out of the block: its error is raised once the pipeline is closed. (In
+    the one-round-trip transaction, ``executemany`` joins that pipeline and opens none.)"""
+
+    def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+        if not params:
+            return
+        failure: BaseException | None = None
+        try:
+            with self._raw.connection.pipeline():  # leaving it sends the Sync and reads every answer
+                try:
+                    self._raw.executemany(self._sql(sql), params)
+                except BaseException as exc:
+                    failure = exc
+        except psycopg.Error as exc:
+            failure = failure or exc
+        if failure is not None:
+            raise failure
 
 
 def _select(wake: socket.socket, seconds: float) -> None:

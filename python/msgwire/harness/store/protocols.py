@@ -5,6 +5,7 @@ are what it makes its agents' conversations with."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, Literal, Protocol, runtime_checkable
@@ -92,10 +93,23 @@ class SwarmStore(_Conversations, Protocol):
     def set_agent(
         self, name: str, *, state: Literal["idle", "running"] | None = None, encouragement: int | None = None
     ) -> None: ...
-    def post(self, message: str | UserMessage, *, to: str | None = None, sender: str | None = None) -> Mail: ...
-    def broadcast(
-        self, message: str | UserMessage, *, to: Sequence[str] | None = None, sender: str | None = None
+    def post(
+        self,
+        message: str | UserMessage,
+        *,
+        to: str | None = None,
+        sender: str | None = None,
+        expires: float | dt.timedelta | dt.datetime | None = None,
     ) -> Mail: ...
+    def broadcast(
+        self,
+        message: str | UserMessage,
+        *,
+        to: Sequence[str] | None = None,
+        sender: str | None = None,
+        expires: float | dt.timedelta | dt.datetime | None = None,
+    ) -> Mail: ...
+    def clear_mail(self, *, to: str | None = None, older_than: float | dt.timedelta | None = None) -> int: ...
     def idle_unless_mail(self, name: str) -> bool: ...
     def record_step(self, name: str, *, encouragement: int | None = None, idle: bool = False) -> bool: ...
     def mail(self, name: str) -> list[Mail]: ...

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Types", "migrations"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The version this msgwire writes; a database with a later one is refused (``StoreError``)."""
 
 
@@ -27,6 +27,7 @@ class Types:
     blob: str  # bytes kept as they are
     time: str  # a UTC timestamp
     serial: str  # an integer key the database assigns
+    serial_reused: bool  # whether it assigns a deleted highest key again (SQLite's rowid without AUTOINCREMENT)
     keyed: str  # after a table of small rows stored in its primary key's order
     message_slice: str  # the message's bytes inside an entry's body ({e}: the entry's alias)
     text: str  # UTF-8 bytes as text ({}: the bytes)
@@ -46,6 +47,7 @@ SQLITE = Types(
     blob="BLOB",
     time="TEXT",
     serial="INTEGER PRIMARY KEY",
+    serial_reused=True,
     keyed=" WITHOUT ROWID",  # one B-tree, not a table and its primary key's index
     message_slice="substr({e}.body, {e}.message_at + 1, {e}.message_len)",
     text="CAST({} AS TEXT)",
@@ -56,6 +58,7 @@ POSTGRES = Types(
     blob="BYTEA",
     time="TIMESTAMPTZ",
     serial="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    serial_reused=False,
     keyed="",
     message_slice="substring({e}.body from {e}.message_at + 1 for {e}.message_len)",
     text="convert_from({}, 'UTF8')",
@@ -192,7 +195,41 @@ def _v4(t: Types) -> list[str]:
     return [t.uncompressed.format("msgwire_entries", "body")] if t.uncompressed else []
 
 
-MIGRATIONS = {1: _v1, 2: _v2, 3: _v3, 4: _v4}
+def _v5(t: Types) -> list[str]:
+    """Mail that expires, and mail that is deleted (issue 27: a deleted swarm's broadcast drove
+    a new agent without end): ``expires_at`` (NULL: never), indexed for the deletion of expired
+    mail each post makes. A mail's seq must then never be given twice, since an agent's
+    ``mail_seen`` is one (a new mail under a seq it has seen would never reach it): PostgreSQL's
+    identity never gives one twice, SQLite's ``INTEGER PRIMARY KEY`` gives the highest again
+    once it is deleted, so SQLite's mail table is made again with ``AUTOINCREMENT``, its rows
+    (and their seqs) as they are."""
+    if not t.serial_reused:
+        return [
+            f"ALTER TABLE msgwire_mail ADD COLUMN expires_at {t.time}",
+            "CREATE INDEX msgwire_mail_expires ON msgwire_mail (expires_at)",
+        ]
+    columns = "seq, kind, sender, target, created_at, message_id, data_json"
+    return [
+        f"""CREATE TABLE msgwire_mail_v5 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('broadcast', 'direct')),
+            sender {t.key},
+            target {t.key},
+            created_at {t.time} NOT NULL,
+            message_id {t.key} NOT NULL,
+            data_json TEXT NOT NULL,
+            expires_at {t.time}
+        )""",
+        f"INSERT INTO msgwire_mail_v5 ({columns}) SELECT {columns} FROM msgwire_mail",
+        "DROP TABLE msgwire_mail",
+        "ALTER TABLE msgwire_mail_v5 RENAME TO msgwire_mail",
+        "CREATE INDEX msgwire_mail_kind ON msgwire_mail (kind, seq)",
+        "CREATE INDEX msgwire_mail_target ON msgwire_mail (target, seq)",
+        "CREATE INDEX msgwire_mail_expires ON msgwire_mail (expires_at)",
+    ]
+
+
+MIGRATIONS = {1: _v1, 2: _v2, 3: _v3, 4: _v4, 5: _v5}
 """Version -> the statements that bring the schema from the version before to it."""
 
 

@@ -81,6 +81,7 @@ __all__ = [
     "Verification",
     "admission",
     "apply_change",
+    "chain_hash",
     "chain_head",
     "decode_entries",
     "default_decision",
@@ -347,6 +348,11 @@ def entry_bytes(entry: Entry) -> bytes:
 
 def _chain(prev: str, body: bytes) -> str:
     return hashlib.sha256(prev.encode("ascii") + body).hexdigest()
+
+
+def chain_hash(prev: str, body: bytes) -> str:
+    """The hash of an entry whose canonical bytes (a store's ``body``) follow ``prev``."""
+    return _chain(prev, body)
 
 
 class HeaderState(Protocol):

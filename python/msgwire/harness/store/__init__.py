@@ -31,6 +31,7 @@ from typing import Any
 
 from .async_store import AsyncStore
 from .base import ConversationInfo, OnError
+from .header import HEADER_COLUMNS, HeaderColumn
 from .mailbox import AgentState, Mail
 from .protocols import ConversationStore, Store, SwarmStore
 from .rows import BadRow, from_rows, message_row, to_rows
@@ -39,11 +40,13 @@ from .sqlite import SQLiteStore
 
 __all__ = [
     "DEFAULT_URL",
+    "HEADER_COLUMNS",
     "AgentState",
     "AsyncStore",
     "BadRow",
     "ConversationInfo",
     "ConversationStore",
+    "HeaderColumn",
     "Mail",
     "OnError",
     "SQLStore",

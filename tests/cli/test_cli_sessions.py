@@ -356,3 +356,49 @@ def test_resume_refuses_a_header_rewritten_in_the_store_and_sends_the_model_noth
         assert "--accept-header: accept_header: no header column prompt" in wrong.stderr
     finally:
         store.close()
+
+
+def test_resume_stops_at_a_conversation_msgwire_chat_did_not_make(workspace: Path, tmp_path: Path) -> None:
+    """Finding 12: --resume ID went on with an openai-agents session or a swarm agent's
+    conversation, with no mode and no system prompt. It now says what it is and asks for --force."""
+    url = f"sqlite:///{tmp_path / 'chats.db'}"
+    env = cli.environment(tmp_path)
+    store = open_store(url)
+    try:
+        store.create(id="user-42").add(user("an app's session"))  # as StoreSession makes it
+        scout = store.create(agent="scout", system_prompt="Explore.")
+        scout.add(user("a swarm agent's mission"))
+    finally:
+        store.close()
+    with ScriptedServer([reply("Continued.")]) as server:
+        for wanted, owner, what in (
+            ("user-42", "no agent (a program's own, such as an openai-agents session)", "no mode and no system prompt"),
+            (scout.id, "agent 'scout'", "no mode and a system prompt"),
+        ):
+            refused = cli.chat(server.url, ["hi"], "--store", url, "--resume", wanted, env=env, cwd=workspace)
+            assert refused.returncode == 2, refused.stdout
+            assert (
+                f"conversation {wanted} is not one of msgwire chat's: it belongs to {owner}, with {what}"
+                in refused.stderr
+            )
+            assert "--force continues it all the same" in refused.stderr
+        assert server.requests == []
+        forced = cli.chat(
+            server.url,
+            ["hi"],
+            "--store",
+            url,
+            "--resume",
+            "user-42",
+            "--force",
+            "--workspace",
+            str(workspace),
+            env=env,
+            cwd=workspace,
+        )
+        assert forced.returncode == 0, forced.stderr
+        assert "resumed conversation user-42" in forced.stdout
+        assert len(server.wait(1)) == 1
+    alone = cli.msgwire("chat", "--store", url, "--force", "--model", "m", "--api-key", "k", env=env)
+    assert alone.returncode == 2
+    assert "--force and --accept-header go with --resume" in alone.stderr

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DecodeError",
+    "HeaderMismatchError",
     "LimitExceededError",
     "MalformedStreamError",
     "MissingExtraError",
@@ -343,3 +344,21 @@ class StoreUnavailableError(StoreError):
     have been stored (appends are idempotent on the message id, so repeating one is safe)."""
 
     kind = "store_unavailable"
+
+
+class HeaderMismatchError(StoreError, ValueError):
+    """A stored conversation whose header columns (its system prompt, mode, modes, metadata...)
+    are not what its audit trail says: a column was rewritten behind the store's back, so what
+    an agent would send is not what was audited. ``columns`` names each column found, in the
+    words ``accept_header=`` takes, ``details`` says how each differs, ``conversation_id`` is the
+    conversation. A ``ValueError``: bad data, not a failure worth a retry."""
+
+    kind = "header_mismatch"
+
+    def __init__(
+        self, message: str, *, conversation_id: str, columns: tuple[str, ...], details: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
+        self.columns = columns
+        self.details = details

@@ -31,10 +31,12 @@ from msgwire import (
     codec,
     formats,
 )
+from msgwire.errors import HeaderMismatchError
 from msgwire.harness import Conversation
 from msgwire.harness.store import SQLStore, aopen_store, open_store
 from msgwire.interop.openai_agents import CLEAR, POP, StoreSession
 from tests._support.openai_agents import CALL, ITEM_KINDS, items, run_turns
+from tests._support.stores import key, raw_sql
 from tests._support.strategies import examples
 
 
@@ -498,6 +500,37 @@ def test_msgwire_audit_checks_a_session(store: SQLStore, tmp_path: Path) -> None
     doc["entries"][2]["message"]["content"][0]["text"] = "6"  # a result rewritten
     path.write_text(json.dumps(doc))
     assert main(["audit", str(path)]) == 1
+
+
+def test_a_session_whose_stored_header_was_rewritten_is_refused(store: SQLStore) -> None:
+    """What resumes is what was audited: a session's conversation whose header column was
+    rewritten by SQL is refused by every call of a new session (none of them stores anything),
+    unless the column is accepted by name."""
+
+    async def go() -> None:
+        await StoreSession("user-42", store).add_items(TURN)
+        raw_sql(
+            store,
+            "UPDATE msgwire_conversations SET metadata = ? WHERE id = ?",
+            ('{"owner": "mallory"}', key(store, "user-42")),
+        )
+        calls = (
+            lambda s: s.get_items(),
+            lambda s: s.add_items([USER]),
+            lambda s: s.pop_item(),
+            lambda s: s.clear_session(),
+        )
+        for call in calls:
+            with pytest.raises(HeaderMismatchError, match="metadata: stored") as refused:
+                await call(StoreSession("user-42", store))
+            assert refused.value.columns == ("metadata",)
+        accepted = StoreSession("user-42", store, accept_header=["metadata"])
+        assert await accepted.get_items() == TURN
+
+    _run(go())
+    assert len(store.load("user-42", accept_header=["metadata"])) == len(TURN)  # nothing of the refused calls
+    with pytest.raises(ValueError, match="no header column owner"):
+        StoreSession("user-42", store, accept_header=["owner"])  # type: ignore[list-item]
 
 
 # --- bad input, cancellation, the protocol -----------------------------------------------------------

@@ -2,9 +2,10 @@
 ``msgwire chat``; JSON or JSON Lines) as a readable timeline (decisions, who and why, durations,
 denials, errors), then its hash chain verified. ``msgwire audit --store URL [ID]`` does the same
 for a stored conversation (``msgwire sessions`` lists them; the last characters of an id are
-enough, or its first; without an id, the latest of ``msgwire chat``). Exit code 0 when the chain holds, 1 when
-it is broken (the first entry changed, removed or reordered is named) or the file is no audit
-trail, 2 when there is no such file or conversation."""
+enough, or its first; without an id, the latest of ``msgwire chat``), its stored header columns
+checked against the trail too. Exit code 0 when the chain holds, 1 when it is broken (the first
+entry changed, removed or reordered is named, or the header column the trail does not vouch for)
+or the file is no audit trail, 2 when there is no such file or conversation."""
 
 from __future__ import annotations
 
@@ -51,11 +52,13 @@ def _load(path: Path) -> Conversation:
 
 
 def _stored(location: str, wanted: str | None) -> Conversation:
+    from ..harness.store import HEADER_COLUMNS
     from .sessions import find, open_chat_store
 
     store = open_chat_store(location, create=False)
     try:
-        return store.load(find(store, wanted).id)
+        # every column as stored: a header column its trail does not vouch for is shown as a failed check
+        return store.load(find(store, wanted).id, accept_header=HEADER_COLUMNS)
     finally:
         store.close()
 

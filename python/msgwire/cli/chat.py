@@ -15,7 +15,11 @@ or ``postgresql://user@host/db``), else ``MSGWIRE_STORE``, else ``sessions.db`` 
 data directory (``$XDG_DATA_HOME/msgwire/``, else ``~/.local/share/msgwire/``, made on first
 use). ``--resume`` continues the latest one, ``--resume ID`` that one (its last characters are
 enough, as ``msgwire sessions`` shows, or its first), in the workspace it had unless
-``--workspace`` says another; ``msgwire sessions`` lists them.
+``--workspace`` says another; ``msgwire sessions`` lists them. A conversation another program
+made (a swarm agent's, an openai-agents session) is continued only with ``--force``. A resumed
+conversation's header (system prompt, mode, modes...) is the one its audit trail holds: one
+whose stored columns say otherwise (changed behind the store's back) is not resumed, unless
+``--accept-header COLUMN`` takes that column as stored.
 
 In a message, ``@path``, ``@path:10-20`` or ``@"a path":3`` attach those lines of a workspace
 file. Commands:
@@ -39,7 +43,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 from rich.console import Console
@@ -47,7 +51,7 @@ from rich.text import Text
 
 from ..errors import MsgwireError
 from ..types import AssistantMessage, ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
-from .inputs import UsageError
+from .inputs import NotReadable, UsageError
 from .render import ERROR, TOOL, clip, console, plain_help
 from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_flag, store_location
 
@@ -55,7 +59,7 @@ if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
     from ..harness.providers import HTTPProvider
     from ..harness.resources import MCPResources
-    from ..harness.store import SQLStore
+    from ..harness.store import ConversationInfo, HeaderColumn, SQLStore
     from ..harness.tools import Decision
 
 __all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
@@ -422,6 +426,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume is not None and args.system:
         raise UsageError("--system sets a new conversation's act mode: a resumed one keeps its own modes")
+    if args.resume is None and (args.force or args.accept_header):
+        raise UsageError("--force and --accept-header go with --resume")
     servers = _mcp_servers(args.mcp)
     with contextlib.ExitStack() as closing:
         provider = make_provider(args)
@@ -470,10 +476,41 @@ def _conversation(store: SQLStore, args: argparse.Namespace) -> tuple[Conversati
             modes["act"] = args.system
         return Conversation(modes=modes, mode="act", metadata={"workspace": str(workspace)}), workspace
     info = find(store, args.resume)
+    if info.agent != CHAT_AGENT and not args.force:
+        raise UsageError(_not_a_chat(info))
     stored = info.metadata.get("workspace")
     workspace = given or (Path(stored) if isinstance(stored, str) else Path.cwd())
     _check_folder(workspace, args.workspace or f"{workspace} (the workspace of {info.id}: --workspace gives another)")
-    return store.open(info.id), workspace
+    return _open(store, info.id, args.accept_header), workspace
+
+
+def _not_a_chat(info: ConversationInfo) -> str:
+    """Why ``--resume`` stops at a conversation msgwire chat did not make, and how to go on."""
+    owner = f"agent {info.agent!r}" if info.agent else "no agent (a program's own, such as an openai-agents session)"
+    mode = f"mode {info.mode}" if info.mode else "no mode"
+    prompt = "a system prompt" if info.system_prompt else "no system prompt"
+    return (
+        f"conversation {info.id} is not one of msgwire chat's: it belongs to {owner}, with {mode} and {prompt}. "
+        "Your turns would join its trail: --force continues it all the same"
+    )
+
+
+def _open(store: SQLStore, conversation_id: str, accept: list[str]) -> Conversation:
+    """The conversation, bound, its header checked against its trail (``--accept-header``:
+    the columns taken as stored all the same)."""
+    from ..errors import HeaderMismatchError
+
+    try:
+        return store.open(conversation_id, accept_header=cast("list[HeaderColumn]", accept))  # the store checks them
+    except HeaderMismatchError as exc:
+        names = " ".join(f"--accept-header {column}" for column in exc.columns)
+        raise NotReadable(
+            f"conversation {conversation_id} is not resumed: its stored header is not what its audit trail says "
+            f"({'; '.join(exc.details)}). msgwire audit --store {store.url} {conversation_id} shows it; "
+            f"{names} resumes it with the stored values"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--accept-header: {exc}") from None
 
 
 def _check_folder(folder: Path, named: str | None) -> None:
@@ -508,5 +545,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         const="",
         metavar="ID",
         help="continue a stored conversation: the latest, or the one ID names (msgwire sessions lists them)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="with --resume ID: continue a conversation msgwire chat did not make"
+    )
+    parser.add_argument(
+        "--accept-header",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="with --resume: take this stored header column (the error names it) although the audit trail "
+        "says otherwise; repeatable",
     )
     parser.set_defaults(run=run)

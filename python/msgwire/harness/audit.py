@@ -18,7 +18,8 @@ changes); ``verify`` recomputes the conversation's own link from that header, so
 system prompt, mode table, metadata, id, creation time or parent is named (``problem="header"``).
 A trail exported before headers were chained (``version`` 1, no ``chain``, the header's mode and
 prompt as they were at the export) still reads and verifies entry by entry;
-``Verification.header`` then says ``"unchained"``.
+``Verification.header`` then says ``"unchained"``. A store keeps the header's fields in columns
+too; ``msgwire.harness.store.header`` checks each against the trail when a conversation is read.
 
 The rules the trail follows are written here once, for memory and every store alike:
 ``default_decision`` (the decision of a message added without one; ``RESULT_DECISIONS`` for tool
@@ -81,6 +82,7 @@ __all__ = [
     "Verification",
     "admission",
     "apply_change",
+    "chain_hash",
     "chain_head",
     "decode_entries",
     "default_decision",
@@ -347,6 +349,11 @@ def entry_bytes(entry: Entry) -> bytes:
 
 def _chain(prev: str, body: bytes) -> str:
     return hashlib.sha256(prev.encode("ascii") + body).hexdigest()
+
+
+def chain_hash(prev: str, body: bytes) -> str:
+    """The hash of an entry whose canonical bytes (a store's ``body``) follow ``prev``."""
+    return _chain(prev, body)
 
 
 class HeaderState(Protocol):

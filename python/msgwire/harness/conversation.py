@@ -139,6 +139,7 @@ class Conversation:
         self._entries: list[Entry] = []
         self._latest: dict[str, Message] = {}  # message key -> latest state
         self._dirty: set[str] = set()
+        self._unvouched: tuple[str, ...] = ()
 
     # --- header -----------------------------------------------------------------------------
 
@@ -403,10 +404,32 @@ class Conversation:
     def verify(self, *, head: str | None = None) -> Verification:
         """Check the hash chain, header included; the result is true when it holds, or names
         the first entry changed, removed or reordered, or the header rewritten (see
-        ``msgwire.harness.audit.Verification``)."""
+        ``msgwire.harness.audit.Verification``). A conversation a store loaded with header
+        columns its trail does not vouch for (``accept_header=``) fails here with
+        ``problem="header"``, the detail naming each column."""
         with self._lock:
             header, entries = self._header_copy(), list(self._entries)
-        return _audit.verify(entries, head=head, header=_audit.made_header(header, self._origin))
+        result = _audit.verify(entries, head=head, header=_audit.made_header(header, self._origin))
+        if not self._unvouched:
+            return result
+        at = header.chain[-1].at if header.chain else 0
+        if not result and result.seq is not None and result.seq < at:
+            return result  # a problem before the header's link comes first
+        return Verification(
+            ok=False,
+            problem="header",
+            seq=at,
+            detail="the store's header is not what the trail says: " + "; ".join(self._unvouched),
+            checked=min(result.checked, at),
+            header=result.header,
+        )
+
+    @property
+    def unvouched(self) -> tuple[str, ...]:
+        """What of the header its trail does not vouch for: each column a store kept otherwise
+        than the trail says, accepted as stored by whoever loaded it (``accept_header=``), as a
+        sentence naming the column (``verify()`` fails on them); empty for any other."""
+        return self._unvouched
 
     @overload
     def export_audit(self, dest: None = None, *, format: Literal["json", "jsonl"] = "json") -> bytes: ...
@@ -472,12 +495,18 @@ class Conversation:
         *,
         origin: _audit.Origin | None = None,
         sink: EntrySink | EntryLedger | None = None,
+        replay: bool = False,
+        unvouched: Sequence[str] = (),
     ) -> Conversation:
-        """A conversation from a header and its entries as a store keeps them (the header's
-        mode, branch and system prompt are taken as they are; ``origin``: as it was made, when
-        it has changed since), bound to ``sink``."""
-        conversation = cls._from_parts(header, entries, origin=origin)
+        """A conversation from a header and its entries as a store keeps them, bound to
+        ``sink``. The header's mode, branch and system prompt are taken as they are (``origin``:
+        as it was made, when it has changed since), or with ``replay`` the header is as it was
+        made and the entries' mode changes and branch switches are applied to it (as
+        ``load_audit`` does). ``unvouched``: what of the header the trail does not vouch for,
+        one sentence per column (``verify()`` fails on them; see ``unvouched``)."""
+        conversation = cls._from_parts(header, entries, origin=origin, replay=replay)
         conversation._sink = sink
+        conversation._unvouched = tuple(unvouched)
         return conversation
 
     def header(self) -> AuditHeader:
@@ -512,6 +541,7 @@ class Conversation:
         conversation._lock = threading.RLock()
         conversation._entries = entries
         conversation._dirty = set()
+        conversation._unvouched = ()
         conversation._head = _audit.chain_head(entries, header.chain)
         latest = conversation._latest = {}
         for e in entries:  # one pass: the latest state of each message, and the header's changes

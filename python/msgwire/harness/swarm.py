@@ -63,7 +63,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
@@ -76,7 +76,7 @@ from .conversation import Conversation
 from .events import StepEnd
 from .pipeline import ContextPipeline
 from .providers import Provider
-from .store import AgentState, Mail, SwarmStore
+from .store import AgentState, HeaderColumn, Mail, SwarmStore
 from .tools import Approver, ToolRegistry
 
 __all__ = ["SYNTHETIC_TEXT", "Swarm", "SwarmAgent"]
@@ -140,11 +140,15 @@ class Swarm:
 
     # --- agents and mail ----------------------------------------------------------------------
 
-    def add(self, name: str, *, system_prompt: str | None = None) -> SwarmAgent:
+    def add(
+        self, name: str, *, system_prompt: str | None = None, accept_header: Iterable[HeaderColumn] = ()
+    ) -> SwarmAgent:
         """An agent of this swarm: its conversation is created (or reopened when the store
-        already knows the agent) and it starts idle, waiting for mail."""
+        already knows the agent) and it starts idle, waiting for mail. A reopened conversation's
+        header is its trail's: ``HeaderMismatchError`` when a stored column says otherwise,
+        unless ``accept_header`` names it (``store.open``)."""
         try:
-            conversation = self.store.open(self.store.agent(name).conversation_id)
+            conversation = self.store.open(self.store.agent(name).conversation_id, accept_header=accept_header)
         except KeyError:
             conversation = self.store.create(agent=name, system_prompt=system_prompt or self.system_prompt)
             self.store.register_agent(name, conversation.id)

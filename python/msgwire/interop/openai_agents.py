@@ -39,14 +39,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
 from ..errors import MissingExtraError, StoreError
 from ..harness.audit import Draft, Entry, default_decision, message_key
-from ..harness.store import AsyncStore, ConversationStore
+from ..harness.store import AsyncStore, ConversationStore, HeaderColumn
+from ..harness.store.header import accepted
 from ..types import (
     AssistantMessage,
     Loss,
@@ -113,9 +114,10 @@ class _Trail:
     from the entries read so far, the seq and hash of the last one, and the writes. Every call
     runs under one lock (the session's calls come from worker threads)."""
 
-    def __init__(self, store: ConversationStore, conversation_id: str) -> None:
+    def __init__(self, store: ConversationStore, conversation_id: str, accept: Sequence[HeaderColumn] = ()) -> None:
         self.store = store
         self.id = conversation_id
+        self.accept = accept
         self.lock = threading.Lock()
         self._seq = -1
         self._hash = ""
@@ -133,7 +135,22 @@ class _Trail:
                 self._take(fresh[1:])
                 return
             self._forget()
-        self._take(self.store.since(self.id, -1))
+        self._take(self._whole())
+
+    def _whole(self) -> list[Entry]:
+        """Every entry, read by ``store.load``: a session goes on only from a conversation whose
+        header is its trail's (``HeaderMismatchError`` otherwise, unless accepted); none when
+        there is no conversation yet."""
+        try:
+            return self.store.load(self.id, accept_header=self.accept).entries
+        except KeyError:
+            return []
+
+    def _first(self) -> None:
+        """Read the conversation before the first write to it (a write takes every entry since
+        the last one read: it would skip the check)."""
+        if self._seq < 0:
+            self.refresh()
 
     def _forget(self) -> None:
         self._seq, self._hash, self._live = -1, "", {}
@@ -189,6 +206,7 @@ class _Trail:
         return LossReport(entries=entries)
 
     def add(self, items: Sequence[Mapping[str, Any]]) -> None:
+        self._first()
         names: dict[str, str] = {}  # the calls of the batch, then of the session
         read_all = False
 
@@ -244,6 +262,7 @@ class _Trail:
             # claim names no item of it): the next one
 
     def clear(self) -> None:
+        self._first()
         draft = Draft(id=new_id(), timestamp=now(), message=SystemControlMessage(control=CLEAR), decision=CLEAR)
         self._commit([draft], {}, create=False)
 
@@ -275,7 +294,10 @@ def _calls(message: Message) -> list[ToolCallBlock]:
 class StoreSession:
     """openai-agents' ``Session`` on a msgwire store (see the module docs): ``store`` is a
     store (``open_store(url)``) or an ``AsyncStore``; the conversation's id is ``session_id``.
-    ``session_settings.limit`` is the default ``limit`` of ``get_items``."""
+    ``session_settings.limit`` is the default ``limit`` of ``get_items``. The first call reads
+    the stored conversation with ``store.load``, so a session whose stored header columns are
+    not what its trail says raises ``HeaderMismatchError``, unless ``accept_header`` names
+    them."""
 
     session_settings: SessionSettings | None
 
@@ -285,6 +307,7 @@ class StoreSession:
         store: ConversationStore | AsyncStore,
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        accept_header: Iterable[HeaderColumn] = (),
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
@@ -299,7 +322,8 @@ class StoreSession:
         )
         self.store = sync
         self._async = store if isinstance(store, AsyncStore) else None
-        self._trail = _Trail(sync, session_id)
+        accept = tuple(accepted(accept_header))  # a bad name is refused here, not at the first read
+        self._trail = _Trail(sync, session_id, accept)
 
     def __repr__(self) -> str:
         return f"StoreSession({self.session_id!r}, {self.store.url!r})"

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from .async_store import AsyncStore
 from .base import ConversationInfo, OnError
+from .header import HEADER_COLUMNS, HeaderColumn
 from .mailbox import AgentState, Mail
 from .protocols import ConversationStore, Store, SwarmStore
 from .redact import redacted, redacted_conninfo
@@ -40,11 +41,13 @@ from .sqlite import SQLiteStore, sqlite_url
 
 __all__ = [
     "DEFAULT_URL",
+    "HEADER_COLUMNS",
     "AgentState",
     "AsyncStore",
     "BadRow",
     "ConversationInfo",
     "ConversationStore",
+    "HeaderColumn",
     "Mail",
     "OnError",
     "SQLStore",

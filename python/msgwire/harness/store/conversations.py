@@ -4,7 +4,7 @@ forked, exported and imported, over the append transaction of ``trail.py``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any, Literal
 
 from msgwire import Message
@@ -14,6 +14,7 @@ from msgwire.types import new_id, new_ids, now
 from ..audit import Committed, Draft, Entry, default_decision, fork_header
 from ..conversation import Conversation
 from .base import Cursor, OnError
+from .header import HeaderColumn, StoredHeader, accepted, refuse
 from .mailbox import delete_agents
 from .reads import MessageReads
 from .trail import ENTRY_ROWS, INFO
@@ -74,29 +75,84 @@ class ConversationTables(MessageReads):
         conversation.sync()
         return conversation
 
-    def open(self, conversation_id: str, *, on_error: OnError = "raise") -> Conversation:
+    def open(
+        self, conversation_id: str, *, on_error: OnError = "raise", accept_header: Iterable[HeaderColumn] = ()
+    ) -> Conversation:
         """The stored conversation, bound: every ``add`` is stored, ``sync()`` takes what other
-        writers appended."""
-        conversation = self.load(conversation_id, on_error=on_error)
+        writers appended. Its header is checked as ``load`` says."""
+        conversation = self.load(conversation_id, on_error=on_error, accept_header=accept_header)
         conversation.bind(self)
         return conversation
 
-    def load(self, conversation_id: str, *, on_error: OnError = "raise") -> Conversation:
-        """The stored conversation, whole (header and every entry), not bound."""
+    def load(
+        self, conversation_id: str, *, on_error: OnError = "raise", accept_header: Iterable[HeaderColumn] = ()
+    ) -> Conversation:
+        """The stored conversation, whole (header and every entry), not bound. Its header is the
+        trail's (the header as made, chained, and the entries' mode changes and branch
+        switches), and every header column an agent uses is checked against it
+        (``msgwire.harness.store.header``): a column changed behind the store's back raises
+        ``HeaderMismatchError`` naming it, unless ``accept_header`` names it (then the stored
+        value is taken, and ``verify()`` names it)."""
+        accept = accepted(accept_header)
         key = self._key(conversation_id)
 
         def work(cur: Cursor) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
             info = cur.one(f"SELECT {INFO} FROM msgwire_conversations WHERE id = ?", (key,))
             if info is None:
                 return None, []
-            return info, cur.rows(ENTRY_ROWS + " ORDER BY seq", (key,))
+            # the entries up to the row's head: what it describes (a later append may have committed since)
+            return info, cur.rows(ENTRY_ROWS + " AND seq <= ? ORDER BY seq", (key, info[10]))
 
         info, rows = self._run(work)
         if info is None:
             raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
-        self._remember_row(info)  # its next append may assume this head
         entries = self._entries(conversation_id, rows, on_error)
-        return Conversation.restore(self._header(info), entries, origin=self._origin(info))
+        conversation = self._vouched(conversation_id, self._stored(info), entries, rows, accept)
+        self._remember_row(info)  # its next append may assume this head
+        return conversation
+
+    def _vouched(
+        self,
+        conversation_id: str,
+        stored: StoredHeader,
+        entries: list[Entry],
+        rows: list[tuple[Any, ...]],
+        accept: frozenset[HeaderColumn],
+    ) -> Conversation:
+        """The conversation of a row and its entries, its header the trail's, each column
+        compared with it (``refuse``: raises for a column not accepted)."""
+        made = stored.made()
+        if made is None:  # unchained: as stored
+            conversation = Conversation.restore(stored.columns, entries)
+            live = None
+        else:
+            assert stored.chain is not None
+            replayed = stored.made()  # a header of its own: the replay changes it
+            assert replayed is not None
+            conversation = Conversation.restore(replayed, entries, origin=stored.chain.origin, replay=True)
+            live = (conversation.mode, conversation.system_prompt, conversation.branch)
+
+        def row_at(seq: int) -> tuple[bytes, str] | None:
+            row = rows[seq] if 0 <= seq < len(rows) and rows[seq][0] == seq else None
+            if row is None:
+                row = next((r for r in rows if r[0] == seq), None)
+            return None if row is None else (bytes(row[1]), row[2])
+
+        found = stored.mismatches(made, live, row_at)
+        if not found:
+            return conversation
+        unvouched = refuse(found, accept, conversation_id=conversation_id, url=self.url)
+        # accepted: the stored values of those columns
+        header, columns = conversation.header(), stored.columns
+        taken = {m.column for m in found}
+        for column in taken & {"system_prompt", "mode", "modes", "branch", "metadata", "created_at"}:
+            setattr(header, column, getattr(columns, column))
+        if "id" in taken:
+            header.conversation_id = columns.conversation_id
+        if taken & {"parent_id", "parent_entry", "parent_hash"}:
+            header.parent = columns.parent
+        origin = stored.chain.origin if stored.chain is not None else None
+        return Conversation.restore(header, entries, origin=origin, unvouched=unvouched)
 
     def delete(self, conversation_id: str) -> bool:
         """Delete a conversation and all its rows; ``False`` if there was none. Its forks stay
@@ -168,19 +224,26 @@ class ConversationTables(MessageReads):
 
     # --- fork ---------------------------------------------------------------------------------
 
-    def fork(self, conversation_id: str, at: str | None = None, *, id: str | None = None) -> str:  # noqa: A002
+    def fork(
+        self,
+        conversation_id: str,
+        at: str | None = None,
+        *,
+        id: str | None = None,  # noqa: A002
+        accept_header: Iterable[HeaderColumn] = (),
+    ) -> str:
         """Copy a conversation up to and including entry ``at`` (all of it for ``None``) into a
         new one, in SQL: the same entries (ids, seq, hashes), each message at its state as of
         ``at``, the mode, branch and system prompt as they stood there, ``parent`` recorded and
         the fork's header chained after the entries it kept (as ``Conversation.fork`` does).
-        Returns the new id."""
+        Returns the new id. The header is checked first, as ``load`` checks it (a fork would
+        chain what it copies)."""
+        accept = accepted(accept_header)
         new = id or new_id()
         key, new_key = self._key(conversation_id), self._key(new)
 
         def work(cur: Cursor) -> str:
-            info = cur.one(f"SELECT {INFO} FROM msgwire_conversations WHERE id = ?", (key,))
-            if info is None:
-                raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
+            info, changes = self._vouched_row(cur, conversation_id, accept)
             head_seq = info[10]
             if at is None:
                 upto = head_seq
@@ -193,17 +256,8 @@ class ConversationTables(MessageReads):
                 upto = row[0]
             last = self._entries(conversation_id, cur.rows(ENTRY_ROWS + " AND seq = ?", (key, upto)), "raise")
             # The header as it stood at `upto`: what the first later mode / branch change says was old.
-            later = cur.rows(
-                ENTRY_ROWS + " AND seq > ? AND seq <= ? AND decision IN (?, ?) ORDER BY seq",
-                (key, upto, head_seq, self._key("mode_change"), self._key("branch_switch")),
-            )
-            header = fork_header(
-                self._header(info),
-                upto + 1,
-                last[0] if last else None,
-                self._entries(conversation_id, later, "raise"),
-                new,
-            )
+            later = [e for e in changes if e.seq > upto]
+            header = fork_header(self._stored(info).columns, upto + 1, last[0] if last else None, later, new)
             self._insert_header(cur, header, None, exists="fail", head=(upto, header.chain[-1].hash))
             cur.run(
                 "INSERT INTO msgwire_entries (conversation_id, seq, id, message_id, decision, timestamp, body, hash, "
@@ -234,9 +288,11 @@ class ConversationTables(MessageReads):
         dest: str | os.PathLike[str] | IO[bytes] | None = None,
         *,
         format: Literal["json", "jsonl"] = "json",  # noqa: A002
+        accept_header: Iterable[HeaderColumn] = (),
     ) -> bytes | None:
-        """The audit JSON of ``Conversation.export_audit`` for a stored conversation."""
-        return self.load(conversation_id).export_audit(dest, format=format)
+        """The audit JSON of ``Conversation.export_audit`` for a stored conversation (loaded
+        as ``load`` does: ``accept_header`` too)."""
+        return self.load(conversation_id, accept_header=accept_header).export_audit(dest, format=format)
 
     def import_audit(
         self,

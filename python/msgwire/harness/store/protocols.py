@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
 from msgwire import Message, Session, UserMessage
@@ -15,6 +15,7 @@ from msgwire import Message, Session, UserMessage
 from ..audit import Committed, Draft, Entry
 from ..conversation import Conversation
 from .base import ConversationInfo, OnError
+from .header import HeaderColumn
 from .mailbox import AgentState, Mail
 
 __all__ = ["ConversationStore", "Store", "SwarmStore"]
@@ -36,7 +37,9 @@ class _Conversations(Protocol):
         branch: str = "main",
         metadata: Mapping[str, Any] | None = None,
     ) -> Conversation: ...
-    def open(self, conversation_id: str, *, on_error: OnError = "raise") -> Conversation: ...
+    def open(
+        self, conversation_id: str, *, on_error: OnError = "raise", accept_header: Iterable[HeaderColumn] = ()
+    ) -> Conversation: ...
     def close(self) -> None: ...
 
 
@@ -46,14 +49,23 @@ class ConversationStore(_Conversations, Protocol):
     for each call)."""
 
     def bind(self, conversation: Conversation, *, agent: str | None = None) -> Conversation: ...
-    def load(self, conversation_id: str, *, on_error: OnError = "raise") -> Conversation: ...
+    def load(
+        self, conversation_id: str, *, on_error: OnError = "raise", accept_header: Iterable[HeaderColumn] = ()
+    ) -> Conversation: ...
     def info(self, conversation_id: str) -> ConversationInfo: ...
     def conversations(self, *, agent: str | None = None) -> list[ConversationInfo]: ...
     def delete(self, conversation_id: str) -> bool: ...
     def messages(
         self, conversation_id: str, *, last: int | None = None, on_error: OnError = "raise"
     ) -> list[Message]: ...
-    def session(self, conversation_id: str, *, last: int | None = None, on_error: OnError = "raise") -> Session: ...
+    def session(
+        self,
+        conversation_id: str,
+        *,
+        last: int | None = None,
+        on_error: OnError = "raise",
+        accept_header: Iterable[HeaderColumn] = (),
+    ) -> Session: ...
     def append(
         self,
         conversation_id: str,
@@ -67,13 +79,21 @@ class ConversationStore(_Conversations, Protocol):
     ) -> Entry: ...
     def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> Committed: ...
     def since(self, conversation_id: str, after: int, /) -> list[Entry]: ...
-    def fork(self, conversation_id: str, at: str | None = None, *, id: str | None = None) -> str: ...  # noqa: A002
+    def fork(
+        self,
+        conversation_id: str,
+        at: str | None = None,
+        *,
+        id: str | None = None,  # noqa: A002
+        accept_header: Iterable[HeaderColumn] = (),
+    ) -> str: ...
     def export_audit(
         self,
         conversation_id: str,
         dest: str | os.PathLike[str] | IO[bytes] | None = None,
         *,
         format: Literal["json", "jsonl"] = "json",  # noqa: A002
+        accept_header: Iterable[HeaderColumn] = (),
     ) -> bytes | None: ...
     def import_audit(
         self, source: bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes], *, agent: str | None = None

@@ -11,7 +11,7 @@ entries that hold them."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -19,9 +19,11 @@ import msgspec
 from msgwire import Message, Session, loads
 from msgwire.errors import DecodeError
 
+from ..audit import Entry, apply_change
 from .base import ConversationInfo, Cursor, OnError, report_bad_row
+from .header import HeaderColumn, accepted, refuse
 from .rows import BadRow
-from .trail import INFO, TrailTables
+from .trail import ENTRY_ROWS, INFO, TrailTables
 
 __all__ = ["MessageReads"]
 
@@ -112,6 +114,41 @@ class MessageReads(TrailTables):
             pass
         return self._messages_slow(conversation_id, last, on_error)
 
+    def _vouched_row(
+        self, cur: Cursor, conversation_id: str, accept: frozenset[HeaderColumn]
+    ) -> tuple[tuple[Any, ...], list[Entry]]:
+        """The conversation's row (``INFO``), its header checked against the trail without
+        reading the whole trail: its mode changes and branch switches (returned too), and the
+        entries the check looks at (``header.py``). ``KeyError`` for none;
+        ``HeaderMismatchError`` for a column the trail does not vouch for, unless ``accept``
+        names it."""
+        key = self._key(conversation_id)
+        row = cur.one(f"SELECT {INFO} FROM msgwire_conversations WHERE id = ?", (key,))
+        if row is None:
+            raise KeyError(f"no conversation {conversation_id!r} in {self.url}")
+        stored = self._stored(row)
+        made = stored.made()
+        links, head = stored.columns.chain, stored.head_seq
+        at = links[-1].at if links else 0
+        wanted = sorted({s for s in (0, head, at - 1, at) if 0 <= s <= head})
+        found = {
+            r[0]: (bytes(r[1]), r[2])
+            for r in (cur.rows(ENTRY_ROWS + " AND seq IN " + self._in(len(wanted)), (key, *wanted)) if wanted else [])
+        }
+        rows = cur.rows(
+            ENTRY_ROWS + " AND seq <= ? AND decision IN (?, ?) ORDER BY seq",
+            (key, head, self._key("mode_change"), self._key("branch_switch")),
+        )
+        changes = self._entries(conversation_id, rows, "raise")
+        live = None
+        if made is not None:
+            state = msgspec.structs.replace(made, modes=dict(made.modes))
+            for entry in changes:
+                apply_change(state, entry)
+            live = (state.mode, state.system_prompt, state.branch)
+        refuse(stored.mismatches(made, live, found.get), accept, conversation_id=conversation_id, url=self.url)
+        return row, changes
+
     def _state_sql(self, slice_of: Callable[[str], str]) -> str:
         """The message of a first entry ``e`` (row ``m``) at its latest state, as ``slice_of``
         cuts it from the entry that holds it (``e`` itself unless the message changed since)."""
@@ -147,10 +184,20 @@ class MessageReads(TrailTables):
                 report_bad_row(bad, on_error)
         return found
 
-    def session(self, conversation_id: str, *, last: int | None = None, on_error: OnError = "raise") -> Session:
+    def session(
+        self,
+        conversation_id: str,
+        *,
+        last: int | None = None,
+        on_error: OnError = "raise",
+        accept_header: Iterable[HeaderColumn] = (),
+    ) -> Session:
         """A ``msgwire.Session`` of the stored conversation (its latest states; ``last``: the
-        most recent N messages)."""
-        info = self.info(conversation_id)
+        most recent N messages), its system prompt checked against the trail as ``load``
+        checks it (``HeaderMismatchError``, unless ``accept_header`` names the columns)."""
+        accept = accepted(accept_header)
+        row, _ = self._run(lambda cur: self._vouched_row(cur, conversation_id, accept))
+        info = self._info(row)
         return Session(
             id=info.id,
             system_prompt=info.system_prompt,

@@ -37,7 +37,6 @@ from ..audit import (
     Committed,
     Draft,
     Entry,
-    Link,
     Origin,
     Parent,
     Sealed,
@@ -48,6 +47,7 @@ from ..audit import (
     seal_draft,
 )
 from .base import ConversationInfo, Cursor, OnError, SQLBase, report_bad_row
+from .header import Chain, Made, StoredHeader
 from .rows import BadRow
 
 __all__ = ["ENTRY_ROWS", "INFO", "TrailTables"]
@@ -56,14 +56,7 @@ _modes_decoder = msgspec.json.Decoder(dict[str, str])
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-class _Chain(msgspec.Struct, kw_only=True):
-    """A conversation's ``chain`` column: its header links and the header's origin."""
-
-    links: list[Link]
-    origin: Origin
-
-
-_chain_decoder = msgspec.json.Decoder(_Chain)
+_chain_decoder = msgspec.json.Decoder(Chain)
 _HEAD = "head_seq, head_hash, system_prompt, mode, modes, branch"
 _INSERT_ENTRY = (
     "INSERT INTO msgwire_entries (conversation_id, seq, id, message_id, decision, timestamp, body, hash, "
@@ -355,6 +348,7 @@ class TrailTables(SQLBase):
             head = (-1, header.chain[-1].hash if header.chain else GENESIS)
         parent = header.parent
         created = header.created_at or now()
+        header = msgspec.structs.replace(header, created_at=created)  # the column and `chain` alike
         cur.run(
             f"INSERT INTO msgwire_conversations ({INFO}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -444,9 +438,11 @@ class TrailTables(SQLBase):
                 report_bad_row(bad, on_error)
         return found
 
-    def _header(self, row: tuple[Any, ...]) -> AuditHeader:
+    def _stored(self, row: tuple[Any, ...]) -> StoredHeader:
+        """A conversation's row (``INFO``) as stored: its header columns, ``chain``, its head."""
         info = self._info(row)
-        return AuditHeader(
+        chain = _chain_decoder.decode(row[14]) if row[14] else None
+        columns = AuditHeader(
             conversation_id=info.id,
             created_at=info.created_at,
             system_prompt=info.system_prompt,
@@ -455,13 +451,9 @@ class TrailTables(SQLBase):
             branch=info.branch,
             parent=info.parent,
             metadata=info.metadata,
-            chain=_chain_decoder.decode(row[14]).links if row[14] else [],
+            chain=chain.links if chain is not None else [],
         )
-
-    def _origin(self, row: tuple[Any, ...]) -> Origin | None:
-        """How the header of a conversation's row was made (``None``: a row written before
-        headers were chained: as it is)."""
-        return _chain_decoder.decode(row[14]).origin if row[14] else None
+        return StoredHeader(columns, chain, row[10], row[11])
 
     def _info(self, row: tuple[Any, ...]) -> ConversationInfo:
         (
@@ -508,8 +500,17 @@ def _header_values(head: _Head) -> list[Any]:
 
 
 def _chain_column(header: AuditHeader, origin: Origin | None) -> str | None:
+    """The ``chain`` column: the links, the origin, and the rest of the header as made (what
+    ``header.py`` checks the columns against)."""
     if not header.chain:
         return None
     if origin is None:
         origin = Origin(mode=header.mode, system_prompt=header.system_prompt, branch=header.branch)
-    return msgspec.json.encode(_Chain(links=header.chain, origin=origin)).decode()
+    made = Made(
+        conversation_id=header.conversation_id,
+        created_at=header.created_at,
+        modes=header.modes,
+        parent=header.parent,
+        metadata=header.metadata,
+    )
+    return msgspec.json.encode(Chain(links=header.chain, origin=origin, made=made)).decode()

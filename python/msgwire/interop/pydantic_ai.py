@@ -176,7 +176,7 @@ def _response(message: AssistantMessage) -> ModelResponse:
         else:
             parts.append(TextPart(content=_marked_text(block)))
     usage = message.usage or Usage()
-    reasoning = {"output_reasoning_tokens": usage.reasoning_tokens} if _REASONING else {}
+    reasoning: dict[str, Any] = {"output_reasoning_tokens": usage.reasoning_tokens} if _REASONING else {}
     return ModelResponse(
         parts=parts,
         usage=RequestUsage(

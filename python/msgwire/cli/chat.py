@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
     from ..harness.providers import HTTPProvider
     from ..harness.resources import MCPResources
-    from ..harness.store import SQLStore
+    from ..harness.store import Store
     from ..harness.tools import Decision
 
 __all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
@@ -120,7 +120,7 @@ class Chat:
         *,
         workspace: Path,
         mcp_servers: dict[str, list[str]],
-        store: SQLStore,
+        store: Store,
     ) -> None:
         self.agent = agent
         self.out = out
@@ -454,7 +454,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _conversation(store: SQLStore, args: argparse.Namespace) -> tuple[Conversation, Path]:
+def _conversation(store: Store, args: argparse.Namespace) -> tuple[Conversation, Path]:
     """A new conversation (not stored until its first entry), or the one ``--resume`` names, and
     its workspace: ``--workspace``, else the resumed conversation's, else the current folder."""
     from ..harness import Conversation

@@ -26,7 +26,7 @@ from .inputs import UsageError
 from .render import clip, console, plain_help
 
 if TYPE_CHECKING:
-    from ..harness.store import ConversationInfo, SQLStore
+    from ..harness.store import ConversationInfo, Store
 
 __all__ = [
     "CHAT_AGENT",
@@ -65,7 +65,7 @@ def store_location(given: str | None) -> str:
     return given or os.environ.get("MSGWIRE_STORE") or str(default_store())
 
 
-def open_chat_store(location: str) -> SQLStore:
+def open_chat_store(location: str) -> Store:
     """The store at ``location`` (the default one's folder made when missing); one that cannot
     be opened is a ``UsageError`` naming it."""
     from ..harness.store import open_store  # the harness is imported by the commands that use it
@@ -88,7 +88,7 @@ def last_activity(info: ConversationInfo) -> dt.datetime:
     return max(info.updated_at, info.created_at)
 
 
-def chat_conversations(store: SQLStore) -> list[ConversationInfo]:
+def chat_conversations(store: Store) -> list[ConversationInfo]:
     """msgwire chat's conversations in the store, the latest activity first."""
     return latest_first(store.conversations(agent=CHAT_AGENT))
 
@@ -97,7 +97,7 @@ def latest_first(infos: list[ConversationInfo]) -> list[ConversationInfo]:
     return sorted(infos, key=last_activity, reverse=True)
 
 
-def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
+def find(store: Store, wanted: str | None) -> ConversationInfo:
     """The conversation ``wanted`` names: its id, or the first characters of exactly one id in
     the store; ``None`` (or empty): msgwire chat's latest. ``UsageError`` when there is none
     or the characters begin several."""
@@ -123,7 +123,7 @@ def _when(moment: dt.datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _row(store: SQLStore, info: ConversationInfo) -> tuple[str, ...]:
+def _row(store: Store, info: ConversationInfo) -> tuple[str, ...]:
     messages = store.messages(info.id)
     said = next((m.text for m in messages if isinstance(m, UserMessage) and m.source == "direct" and m.text), "")
     fork = " (fork)" if info.parent is not None else ""

@@ -119,7 +119,7 @@ bench: build ## Time msgwire beside its peers (pytest-benchmark); figures go in 
 
 .PHONY: profile
 profile: venv ## perf profile of the Rust stream decode alone (PROFILE_DIALECT, default openai) on the bench workload
-	$(BIN)/python -c "import msgwire.cli.workloads as w; open('target/profile.sse', 'wb').write(w.anthropic_stream() if '$(PROFILE_DIALECT)' == 'anthropic' else w.openai_stream())"
+	$(BIN)/python -c "import msgwire.bench.workloads as w; open('target/profile.sse', 'wb').write(w.anthropic_stream() if '$(PROFILE_DIALECT)' == 'anthropic' else w.openai_stream())"
 	CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=1 cargo build --release --quiet --example decode -p msgwire-core
 	perf record --quiet -o target/perf.data ./target/release/examples/decode $(or $(PROFILE_DIALECT),openai) target/profile.sse 1000
 	perf report -i target/perf.data --no-children --percent-limit 1 --stdio | grep -E '^ +[0-9]'

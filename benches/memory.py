@@ -18,8 +18,8 @@ not traced, which the RSS covers). Cases:
 
 Targets: ``assemble`` within twice the final message's size (its canonical JSON) plus a
 constant; ``loads`` within three times the session's size. The recording is the OpenAI workload
-of ``msgwire.cli.workloads`` scaled up (more text deltas, larger tool arguments), the session the
-900-message workload of ``msgwire.cli.workloads.session()`` repeated with fresh ids. The test suite runs it
+of ``msgwire.bench.workloads`` scaled up (more text deltas, larger tool arguments), the session the
+900-message workload of ``msgwire.bench.workloads.session()`` repeated with fresh ids. The test suite runs it
 small (benches/test_memory.py); the figures go in benches/README.md.
 """
 
@@ -58,7 +58,7 @@ def _rss() -> int:
 def recording(size: int) -> bytes:
     """An OpenAI Chat Completions stream of about ``size`` bytes: the bench workload's shape
     (its three tool calls) with more text deltas."""
-    from msgwire.cli.workloads import openai_stream
+    from msgwire.bench.workloads import openai_stream
 
     base = len(openai_stream())
     scale = max(1, round(size / base))
@@ -68,7 +68,7 @@ def recording(size: int) -> bytes:
 def long_recording(size: int, piece: int = 2000) -> bytes:
     """An OpenAI stream of about ``size`` bytes whose text deltas are long (``piece`` characters):
     the final message is about as large as the recording."""
-    from msgwire.cli.workloads import WORDS
+    from msgwire.bench.workloads import WORDS
 
     head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,'
     text = " ".join(WORDS)
@@ -149,7 +149,9 @@ def run_case(case: str, path: Path, traced: bool) -> dict[str, Any]:
 def _python(*args: str) -> str:
     """``python -m benches.memory *args`` in a fresh interpreter; its standard output."""
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    # the repository for benches/, after what the caller set (a worktree's python/ for msgwire)
+    path = [p for p in (os.environ.get("PYTHONPATH"), str(root)) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     command = [sys.executable, "-m", "benches.memory", *args]
     return subprocess.run(command, check=True, capture_output=True, text=True, env=env, cwd=root).stdout
 

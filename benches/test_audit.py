@@ -34,9 +34,10 @@ import pytest
 from pydantic_ai import messages as pa
 
 import msgwire
-from msgwire.cli.forms import BaselineMessage, baseline_message, to_pydantic_ai
-from msgwire.cli.workloads import session as generate_session
+from msgwire.bench.forms import BaselineMessage, baseline_message
+from msgwire.bench.workloads import session as generate_session
 from msgwire.harness import Conversation
+from msgwire.interop.pydantic_ai import to_model_messages
 
 N_ENTRIES = 100_000 if os.environ.get("MSGWIRE_BENCH_FULL") else 2_000
 
@@ -150,7 +151,7 @@ def trail(n: int = N_ENTRIES) -> Trail:
 
 
 def _pydantic_entries(t: Trail) -> list[PydanticEntry]:
-    pa_messages = to_pydantic_ai(t.session, pa)
+    pa_messages = to_model_messages(t.session)
     return [
         PydanticEntry.model_construct(
             id=e.id,

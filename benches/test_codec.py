@@ -15,7 +15,7 @@ from pydantic_ai import messages as pa
 
 import msgwire
 from benches.workload import PYDANTIC_AI_ADAPTER, Workload, build
-from msgwire.cli.forms import BASELINE_DECODER, BASELINE_ENCODER, BaselineSession
+from msgwire.bench.forms import BASELINE_DECODER, BASELINE_ENCODER, BaselineSession
 
 
 @pytest.fixture(scope="module")

@@ -21,47 +21,11 @@ import msgspec
 import pytest
 
 import msgwire
+from benches.formats_workload import RESPONSE_DIALECTS, by_hand, large_reply, sdk_type
 from benches.workload import build
 
 # rounds of the re-build bench (each needs its own set-up build): fewer under --benchmark-disable
 ROUNDS = 200
-
-
-def _by_hand(session: msgwire.Session) -> bytes:
-    """A careful hand-written OpenAI conversion: system first, text joined, tool calls with
-    their raw arguments, one tool message per result (results already follow their calls)."""
-    messages: list[dict[str, Any]] = []
-    if session.system_prompt:
-        messages.append({"role": "system", "content": session.system_prompt})
-    for message in session.messages:
-        if isinstance(message, msgwire.UserMessage):
-            parts: list[dict[str, Any]] = []
-            for block in message.content:
-                if isinstance(block, msgwire.TextBlock):
-                    parts.append({"type": "text", "text": block.text})
-                elif isinstance(block, msgwire.ImageBlock) and isinstance(block.source, msgwire.UrlSource):
-                    parts.append({"type": "image_url", "image_url": {"url": block.source.url}})
-                elif isinstance(block, msgwire.FileReferenceBlock) and block.resolved_content is not None:
-                    lines = f' lines="{block.start_line}-{block.end_line}"' if block.start_line else ""
-                    text = f'<file path="{block.path}"{lines}>{block.resolved_content}</file>'
-                    parts.append({"type": "text", "text": text})
-            content: Any = parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
-            messages.append({"role": "user", "content": content})
-        elif isinstance(message, msgwire.AssistantMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, msgwire.TextBlock))
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
-            calls = [
-                {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": b.arguments}}
-                for b in message.content
-                if isinstance(b, msgwire.ToolCallBlock)
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            messages.append(entry)
-        elif isinstance(message, msgwire.ToolResultMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, msgwire.TextBlock))
-            messages.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": text})
-    return json.dumps({"messages": messages}, ensure_ascii=False).encode()
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +57,7 @@ def test_to_request_openai_rebuild_after_one_append(benchmark: Any, session: msg
 
 @pytest.mark.benchmark(group="to-request-openai")
 def test_to_request_openai_by_hand(benchmark: Any, session: msgwire.Session) -> None:
-    body = benchmark(_by_hand, session)
+    body = benchmark(by_hand, session)
     ours = json.loads(msgwire.formats.to_request_json(session, "openai"))["messages"]
     theirs = json.loads(body)["messages"]
     assert [m["role"] for m in theirs] == [m["role"] for m in ours]
@@ -133,49 +97,11 @@ def test_to_request_openai_pydantic_ai(benchmark: Any) -> None:
 # ``client.chat.completions.create`` hands back). Writing: ``msgwire.to_response_json`` of the
 # canonical message beside the SDK's ``model_dump_json`` of its object for the same body.
 
-RESPONSE_DIALECTS = ("openai", "anthropic", "openai-responses")
-
-
-def _large_reply(dialect: str) -> msgwire.AssistantMessage:
-    words = "the quick brown fox jumps over the lazy dog; " * 8
-    calls = [
-        msgwire.ToolCallBlock(
-            id=f"call_{i:024d}",
-            name="search",
-            arguments=json.dumps({"query": words[:200], "filters": {"page": i, "tags": [words[:40]] * 30}}),
-        )
-        for i in range(200)
-    ]
-    thinking = msgwire.ThinkingBlock(thinking=(words + "\n") * 800, signature="EqQBCkYIBxgCKkA" + "x" * 400)
-    return msgwire.AssistantMessage(
-        content=[thinking, msgwire.TextBlock(text=(words + "\n") * 800), *calls],
-        stop_reason="tool_use",
-        raw_stop_reason={"openai": "tool_calls", "anthropic": "tool_use"}.get(dialect, "completed"),
-        usage=msgwire.Usage(input_tokens=12000, output_tokens=90000, cache_read_tokens=8000, reasoning_tokens=30000),
-        model="big-model-2026",
-        provider="anthropic" if dialect == "anthropic" else "openai",
-        response_id={"openai": "chatcmpl-big", "anthropic": "msg_big"}.get(dialect, "resp_big"),
-    )
-
-
-def _sdk_type(dialect: str) -> Any:
-    if dialect == "openai":
-        from openai.types.chat import ChatCompletion
-
-        return ChatCompletion
-    if dialect == "anthropic":
-        from anthropic.types import Message
-
-        return Message
-    from openai.types.responses import Response
-
-    return Response
-
 
 @pytest.fixture(scope="module", params=RESPONSE_DIALECTS)
 def reply(request: pytest.FixtureRequest) -> tuple[str, msgwire.AssistantMessage, bytes]:
     dialect: str = request.param
-    message = _large_reply(dialect)
+    message = large_reply(dialect)
     body = msgwire.formats.to_response_json(message, dialect, policy=msgwire.Policy(thinking="keep"))
     assert len(body) > 900_000
     return dialect, message, body
@@ -194,7 +120,7 @@ def test_from_response_sdk_model_validate_json(
 ) -> None:
     dialect, _, body = reply
     benchmark.group = f"from-response-{dialect}"
-    sdk = benchmark(_sdk_type(dialect).model_validate_json, body)
+    sdk = benchmark(sdk_type(dialect).model_validate_json, body)
     assert _calls(msgwire.from_response(sdk, dialect)) == _calls(msgwire.from_response(body, dialect))
 
 
@@ -213,6 +139,6 @@ def test_to_response_msgwire(benchmark: Any, reply: tuple[str, msgwire.Assistant
 def test_to_response_sdk_model_dump_json(benchmark: Any, reply: tuple[str, msgwire.AssistantMessage, bytes]) -> None:
     dialect, _, body = reply
     benchmark.group = f"to-response-{dialect}"
-    sdk = _sdk_type(dialect).model_validate_json(body)
+    sdk = sdk_type(dialect).model_validate_json(body)
     written = benchmark(sdk.model_dump_json)
     assert json.loads(written)["id"] == json.loads(body)["id"]

@@ -1,7 +1,7 @@
 """SSE framing beside httpx-sse, on the same bytes in the same run (benches/README.md).
 
 Groups (the entry named ``msgwire`` is each group's reference in the summary):
-- ``sse-framing``: ``msgwire.cli.workloads.sse_events()`` (20,000 ``data:`` events of 100-300 bytes,
+- ``sse-framing``: ``msgwire.bench.workloads.sse_events()`` (20,000 ``data:`` events of 100-300 bytes,
   ~4 MB) in 16 KiB chunks, every event a Python object that is used (its data's length added
   up) and dropped, as a stream consumer does: ``msgwire.sse.SSEParser.feed`` beside httpx-sse's
   own decoding as its ``EventSource.iter_sse`` runs it (an incremental UTF-8 decoder as
@@ -31,13 +31,8 @@ import pytest
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 import msgwire.sse
-from msgwire.cli.workloads import sse_events
-
-NETWORK_CHUNK = 16 * 1024
-
-
-def _pieces(data: bytes, size: int) -> list[bytes]:
-    return [data[i : i + size] for i in range(0, len(data), size)]
+from msgwire.bench.peers import mock_transport, pieces
+from msgwire.bench.workloads import sse_events
 
 
 def _throughput(benchmark: Any, size: int) -> None:
@@ -127,28 +122,28 @@ def _msgwire_consume(chunks: list[bytes]) -> Summary:
 
 @pytest.mark.benchmark(group="sse-framing")
 def test_sse_framing_msgwire(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    summary = benchmark(_msgwire_consume, _pieces(body, NETWORK_CHUNK))
+    summary = benchmark(_msgwire_consume, pieces(body))
     _throughput(benchmark, len(body))
     _check_summary(summary, expected)
 
 
 @pytest.mark.benchmark(group="sse-framing")
 def test_sse_framing_httpx_sse(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    summary = benchmark(lambda chunks: _consume(_httpx_sse_events(chunks)), _pieces(body, NETWORK_CHUNK))
+    summary = benchmark(lambda chunks: _consume(_httpx_sse_events(chunks)), pieces(body))
     _throughput(benchmark, len(body))
     _check_summary(summary, expected)
 
 
 @pytest.mark.benchmark(group="sse-framing-kept")
 def test_sse_framing_kept_msgwire(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    events = benchmark(_msgwire_frame, _pieces(body, NETWORK_CHUNK))
+    events = benchmark(_msgwire_frame, pieces(body))
     _throughput(benchmark, len(body))
     _check(events, expected)
 
 
 @pytest.mark.benchmark(group="sse-framing-kept")
 def test_sse_framing_kept_httpx_sse(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    events = benchmark(lambda chunks: list(_httpx_sse_events(chunks)), _pieces(body, NETWORK_CHUNK))
+    events = benchmark(lambda chunks: list(_httpx_sse_events(chunks)), pieces(body))
     _throughput(benchmark, len(body))
     _check(events, expected)
 
@@ -156,31 +151,24 @@ def test_sse_framing_kept_httpx_sse(benchmark: Any, body: bytes, expected: list[
 # --- sse-event-source -------------------------------------------------------------------------
 
 
-def _response(chunks: list[bytes]) -> httpx.Response:
-    class Body(httpx.SyncByteStream):
-        def __iter__(self) -> Iterator[bytes]:
-            yield from chunks
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
-
-    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+def _response(transport: httpx.MockTransport) -> httpx.Response:
+    with httpx.Client(transport=transport) as client:
         request = client.build_request("GET", "http://testserver/sse")
         return client.send(request, stream=True)
 
 
 @pytest.mark.benchmark(group="sse-event-source")
 def test_sse_event_source_msgwire(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    chunks = _pieces(body, NETWORK_CHUNK)
-    summary = benchmark(lambda: _consume(msgwire.sse.EventSource(_response(chunks)).iter_sse()))
+    transport = mock_transport(body, httpx)  # the body in 16 KiB chunks
+    summary = benchmark(lambda: _consume(msgwire.sse.EventSource(_response(transport)).iter_sse()))
     _throughput(benchmark, len(body))
     _check_summary(summary, expected)
 
 
 @pytest.mark.benchmark(group="sse-event-source")
 def test_sse_event_source_httpx_sse(benchmark: Any, body: bytes, expected: list[str]) -> None:
-    chunks = _pieces(body, NETWORK_CHUNK)
-    summary = benchmark(lambda: _consume(httpx_sse.EventSource(_response(chunks)).iter_sse()))
+    transport = mock_transport(body, httpx)
+    summary = benchmark(lambda: _consume(httpx_sse.EventSource(_response(transport)).iter_sse()))
     _throughput(benchmark, len(body))
     _check_summary(summary, expected)
 
@@ -193,19 +181,19 @@ BIG = 8 * 1024 * 1024
 @pytest.fixture(scope="module")
 def big_event() -> tuple[list[bytes], str]:
     text = '{"text":"' + "x" * (BIG - 11) + '"}'
-    return _pieces(b"data: " + text.encode() + b"\n\n", 1024), text
+    return pieces(b"data: " + text.encode() + b"\n\n", 1024), text
 
 
 @pytest.mark.benchmark(group="sse-big-event")
 def test_sse_big_event_msgwire(benchmark: Any, big_event: tuple[list[bytes], str]) -> None:
-    pieces, text = big_event
-    (event,) = benchmark(_msgwire_frame, pieces)
+    chunks, text = big_event
+    (event,) = benchmark(_msgwire_frame, chunks)
     assert len(text) == BIG
     assert event.data == text
 
 
 @pytest.mark.benchmark(group="sse-big-event")
 def test_sse_big_event_httpx_sse(benchmark: Any, big_event: tuple[list[bytes], str]) -> None:
-    pieces, text = big_event
-    (event,) = benchmark(lambda chunks: list(_httpx_sse_events(chunks)), pieces)
+    chunks, text = big_event
+    (event,) = benchmark(lambda chunks: list(_httpx_sse_events(chunks)), chunks)
     assert event.data == text

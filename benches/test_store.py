@@ -48,7 +48,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 import msgwire
 from benches.peers import NormalSyncSession
 from msgwire import Message
-from msgwire.cli.workloads import session as _session
+from msgwire.bench.workloads import session as _session
 from msgwire.harness.store import SQLStore, open_store
 
 FULL = bool(os.environ.get("MSGWIRE_BENCH_FULL"))

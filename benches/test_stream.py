@@ -18,42 +18,20 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
 import httpx
 import httpx2
-import httpx_sse
 import msgspec
 import openai
 import orjson
 import pytest
 
 import msgwire
-from msgwire.cli.workloads import anthropic_stream, long_tool_call, openai_stream
-
-NETWORK_CHUNK = 16 * 1024  # what an HTTP client typically hands over per read
-
-
-def _pieces(data: bytes, size: int = NETWORK_CHUNK) -> list[bytes]:
-    return [data[i : i + size] for i in range(0, len(data), size)]
-
-
-def _transport(data: bytes, http: Any = httpx) -> Any:
-    """A mock transport answering every request with ``data`` as a streamed SSE body, in
-    network-sized chunks. ``http`` is httpx, or httpx2 (which the anthropic SDK now uses)."""
-    chunks = _pieces(data)
-
-    class Body(http.SyncByteStream):  # type: ignore[misc, name-defined]
-        def __iter__(self) -> Iterator[bytes]:
-            yield from chunks
-
-    def handler(request: Any) -> Any:
-        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
-
-    return http.MockTransport(handler)
-
+from msgwire.bench.peers import httpx_sse_loop, mock_transport, pieces, split_and_parse
+from msgwire.bench.workloads import anthropic_stream, long_tool_call, openai_stream
 
 # --- the OpenAI workload ----------------------------------------------------------------------
 
@@ -77,7 +55,7 @@ def _check_openai(text: str, calls: list[tuple[str, str, str]], reference: msgwi
 def test_openai_assemble_msgwire(
     benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
 ) -> None:
-    chunks = _pieces(openai_bytes)
+    chunks = pieces(openai_bytes)
     message = benchmark(msgwire.assemble, chunks, "openai")
     _check_openai(message.text, [(c.id, c.name, c.arguments) for c in message.tool_calls], openai_reference)
 
@@ -86,7 +64,7 @@ def test_openai_assemble_msgwire(
 def test_openai_assemble_msgwire_via_httpx(
     benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
 ) -> None:
-    client = httpx.Client(transport=_transport(openai_bytes))
+    client = httpx.Client(transport=mock_transport(openai_bytes, httpx))
 
     def run() -> msgwire.AssistantMessage:
         with client.stream("POST", "http://test/v1/chat/completions") as response:
@@ -101,7 +79,7 @@ def test_openai_assemble_openai_sdk(
     benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
 ) -> None:
     client = openai.OpenAI(
-        api_key="x", base_url="http://test/v1", http_client=httpx.Client(transport=_transport(openai_bytes))
+        api_key="x", base_url="http://test/v1", http_client=httpx.Client(transport=mock_transport(openai_bytes, httpx))
     )
 
     def run() -> Any:
@@ -114,34 +92,12 @@ def test_openai_assemble_openai_sdk(
     _check_openai(message.content or "", calls, openai_reference)
 
 
-def _httpx_sse_loop(client: httpx.Client) -> tuple[str, list[tuple[str, str, str]]]:
-    """What people write by hand: httpx-sse, json.loads, and an accumulator keyed on index."""
-    text: list[str] = []
-    calls: dict[int, list[str]] = {}
-    with httpx_sse.connect_sse(client, "POST", "http://test/v1/chat/completions") as source:
-        for event in source.iter_sse():
-            if event.data == "[DONE]":
-                break
-            chunk = json.loads(event.data)
-            for choice in chunk["choices"]:
-                delta = choice["delta"]
-                if delta.get("content"):
-                    text.append(delta["content"])
-                for call in delta.get("tool_calls") or ():
-                    entry = calls.setdefault(call["index"], ["", "", ""])
-                    entry[0] = call.get("id") or entry[0]
-                    function = call.get("function") or {}
-                    entry[1] = function.get("name") or entry[1]
-                    entry[2] += function.get("arguments") or ""
-    return "".join(text), [tuple(calls[i]) for i in sorted(calls)]  # type: ignore[misc]
-
-
 @pytest.mark.benchmark(group="openai-assemble")
 def test_openai_assemble_httpx_sse_loop(
     benchmark: Any, openai_bytes: bytes, openai_reference: msgwire.AssistantMessage
 ) -> None:
-    client = httpx.Client(transport=_transport(openai_bytes))
-    text, calls = benchmark(_httpx_sse_loop, client)
+    client = httpx.Client(transport=mock_transport(openai_bytes, httpx))
+    text, calls = benchmark(httpx_sse_loop, client)
     _check_openai(text, calls, openai_reference)
 
 
@@ -158,19 +114,9 @@ def test_openai_assemble_orjson_per_line(benchmark: Any, openai_bytes: bytes) ->
     assert benchmark(run) == len(lines)
 
 
-def _split_and_parse(body: bytes) -> int:
-    """The orjson floor with the lines split out in Python, as a hand-written loop must."""
-    parsed = 0
-    for line in body.split(b"\n"):
-        if line.startswith(b"data: {"):
-            orjson.loads(line[6:])
-            parsed += 1
-    return parsed
-
-
 @pytest.mark.benchmark(group="openai-assemble")
 def test_openai_assemble_orjson_split_in_python(benchmark: Any, openai_bytes: bytes) -> None:
-    assert benchmark(_split_and_parse, openai_bytes) == openai_bytes.count(b"data: {")
+    assert benchmark(split_and_parse, openai_bytes) == openai_bytes.count(b"data: {")
 
 
 # --- the Anthropic workload ---------------------------------------------------------------------
@@ -183,7 +129,7 @@ def anthropic_bytes() -> bytes:
 
 @pytest.mark.benchmark(group="anthropic-assemble")
 def test_anthropic_assemble_msgwire(benchmark: Any, anthropic_bytes: bytes) -> None:
-    message = benchmark(msgwire.assemble, _pieces(anthropic_bytes), "anthropic")
+    message = benchmark(msgwire.assemble, pieces(anthropic_bytes), "anthropic")
     assert message.stop_reason == "tool_use"
     assert len(message.tool_calls) == 3
     assert message.thinking
@@ -191,9 +137,8 @@ def test_anthropic_assemble_msgwire(benchmark: Any, anthropic_bytes: bytes) -> N
 
 @pytest.mark.benchmark(group="anthropic-assemble")
 def test_anthropic_assemble_anthropic_sdk(benchmark: Any, anthropic_bytes: bytes) -> None:
-    client = anthropic.Anthropic(
-        api_key="x", base_url="http://test", http_client=httpx2.Client(transport=_transport(anthropic_bytes, httpx2))
-    )
+    http_client = httpx2.Client(transport=mock_transport(anthropic_bytes, httpx2))
+    client = anthropic.Anthropic(api_key="x", base_url="http://test", http_client=http_client)
 
     def run() -> Any:
         with client.messages.stream(
@@ -223,7 +168,7 @@ def test_anthropic_assemble_orjson_per_line(benchmark: Any, anthropic_bytes: byt
 
 @pytest.mark.benchmark(group="anthropic-assemble")
 def test_anthropic_assemble_orjson_split_in_python(benchmark: Any, anthropic_bytes: bytes) -> None:
-    assert benchmark(_split_and_parse, anthropic_bytes) == anthropic_bytes.count(b"data: {")
+    assert benchmark(split_and_parse, anthropic_bytes) == anthropic_bytes.count(b"data: {")
 
 
 # --- per-event objects, scaling, partial arguments, big events, threads --------------------------------
@@ -231,7 +176,7 @@ def test_anthropic_assemble_orjson_split_in_python(benchmark: Any, anthropic_byt
 
 @pytest.mark.benchmark(group="events")
 def test_events_msgwire(benchmark: Any, openai_bytes: bytes) -> None:
-    chunks = _pieces(openai_bytes)
+    chunks = pieces(openai_bytes)
 
     def run() -> int:
         return sum(1 for _ in msgwire.stream(chunks, "openai"))
@@ -246,7 +191,7 @@ def test_events_msgwire(benchmark: Any, openai_bytes: bytes) -> None:
 def test_scaling_msgwire(benchmark: Any, times: int) -> None:
     """Ten times the text deltas (same tool calls): compare time per byte (extra_info)."""
     data = openai_stream(text_deltas=1500 * times)
-    message = benchmark(msgwire.assemble, _pieces(data), "openai")
+    message = benchmark(msgwire.assemble, pieces(data), "openai")
     assert len(message.tool_calls) == 3
     benchmark.extra_info["bytes"] = len(data)
 
@@ -310,8 +255,8 @@ def test_partial_args_json_loads_once(benchmark: Any) -> None:
 def test_big_event_msgwire(benchmark: Any) -> None:
     text = "x" * (8 * 1024 * 1024 - 64)
     data = b'data: {"choices":[{"index":0,"delta":{"content":"' + text.encode() + b'"}}]}\n\ndata: [DONE]\n\n'
-    pieces = _pieces(data, 1024)
-    message = benchmark(msgwire.assemble, pieces, "openai", max_event_size=16 * 1024 * 1024)
+    chunks = pieces(data, 1024)
+    message = benchmark(msgwire.assemble, chunks, "openai", max_event_size=16 * 1024 * 1024)
     assert len(message.text) == len(text)
 
 

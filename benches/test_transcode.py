@@ -22,7 +22,7 @@ import httpx_sse
 import pytest
 
 import msgwire
-from msgwire.cli.workloads import anthropic_stream, openai_stream
+from msgwire.bench.workloads import anthropic_stream, openai_stream
 
 NETWORK_CHUNK = 16 * 1024
 

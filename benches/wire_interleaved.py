@@ -6,14 +6,14 @@ median per call and ``msgwire vs X = median(X) / median(msgwire)`` (above 1: msg
 Rows (``ROWS``):
 
 - ``from-response-<size>``: ``msgwire.from_response`` of a Chat Completions body
-  (``msgwire.cli.workloads.chat_completion``: text and one tool call, every field of the recorded
+  (``msgwire.bench.workloads.chat_completion``: text and one tool call, every field of the recorded
   body) beside the openai SDK's ``ChatCompletion.model_validate_json``, the floor inside the
   boundary of docs/design.md section 2 (msgspec's decode of the result's canonical JSON into
   ``AssistantMessage``) and ``orjson.loads`` of the body; ``1m`` is the ~1 MB body of
-  ``test_formats.py`` (thinking, text, 200 calls).
+  ``formats_workload.py`` (thinking, text, 200 calls).
 - ``from-response-anthropic`` / ``-openai-responses``: the same ~1 MB reply, beside their SDKs.
 - ``to-request``: ``to_request_json`` of the 900-message session beside the hand-written
-  conversion of ``test_formats.py``.
+  conversion of ``formats_workload.py``.
 - ``rebuild``: a full build, and the re-build after one append with a ``RequestCache`` that has
   just built the 899 before it (``test_formats.py``'s entry).
 - ``rebuild-one-at-a-time``: a chat of 900 text messages of 400-600 characters; its last 100
@@ -21,7 +21,7 @@ Rows (``ROWS``):
   cache; the median of those builds beside a full build of the 900.
 - ``openai-stream``: ``msgwire.assemble`` of the OpenAI workload in 16 KiB chunks beside the
   httpx-sse + ``json.loads`` loop, ``orjson.loads`` of every pre-split data line, and the lines
-  split in Python (``test_stream.py``'s entries).
+  split in Python (``msgwire.bench.peers``, ``test_stream.py``'s entries).
 - ``loads``: ``msgwire.loads`` of the 900-message session beside msgspec's decode of the same
   bytes into hand-written Structs (the floor) and pydantic-ai's ``ModelMessagesTypeAdapter``.
 - ``first-call``: not a row of entries: ``from_response`` timed in fresh processes, the first
@@ -49,9 +49,11 @@ import msgspec
 import orjson
 
 import msgwire
+from benches.formats_workload import by_hand, large_reply, sdk_type
 from msgwire import _core
 from msgwire._corestream import decode_message
-from msgwire.cli.workloads import chat_completion, openai_stream
+from msgwire.bench.peers import httpx_sse_loop, mock_transport, pieces, split_and_parse
+from msgwire.bench.workloads import chat_completion, openai_stream
 
 SIZES = {"0.6k": 600, "0.9k": 900, "2.4k": 2400, "20k": 20_000}
 BATCH_SECONDS = 0.002  # each timing is a batch of calls of about this long
@@ -115,12 +117,10 @@ def _rows(names: set[str]) -> dict[str, Entries]:
     for dialect in ("openai", "anthropic", "openai-responses"):
         name = "from-response-1m" if dialect == "openai" else f"from-response-{dialect}"
         if want(name):
-            from benches.test_formats import _large_reply, _sdk_type
-
             body = msgwire.formats.to_response_json(
-                _large_reply(dialect), dialect, policy=msgwire.Policy(thinking="keep")
+                large_reply(dialect), dialect, policy=msgwire.Policy(thinking="keep")
             )
-            sdk = _sdk_type(dialect)
+            sdk = sdk_type(dialect)
             if dialect == "openai":
                 rows[name] = _from_response_row(body, sdk)
             else:
@@ -129,25 +129,22 @@ def _rows(names: set[str]) -> dict[str, Entries]:
                     "sdk": lambda b=body, s=sdk: s.model_validate_json(b),
                 }
     if want("to-request") or want("rebuild"):
-        from benches.test_formats import _by_hand
-        from benches.workload import build
+        from benches.workload import build  # pydantic-ai is loaded only for the rows that use it
 
         session = build().session
         if want("to-request"):
             rows["to-request"] = {
                 "msgwire": lambda: msgwire.formats.to_request_json(session, "openai"),
-                "by_hand": lambda: _by_hand(session),
+                "by_hand": lambda: by_hand(session),
             }
         if want("rebuild"):
             rows["rebuild"] = _rebuild_row(session)
     if want("rebuild-one-at-a-time"):
         rows["rebuild-one-at-a-time"] = _one_at_a_time_row()
     if want("openai-stream"):
-        from benches.test_stream import _httpx_sse_loop, _pieces, _split_and_parse, _transport
-
         data = openai_stream()
-        chunks = _pieces(data)
-        client = httpx.Client(transport=_transport(data))
+        chunks = pieces(data)
+        client = httpx.Client(transport=mock_transport(data, httpx))
         lines = [line[6:] for line in data.split(b"\n") if line.startswith(b"data: {")]
 
         def per_line() -> None:
@@ -156,13 +153,13 @@ def _rows(names: set[str]) -> dict[str, Entries]:
 
         rows["openai-stream"] = {
             "msgwire": lambda: msgwire.assemble(chunks, "openai"),
-            "httpx_sse_loop": lambda: _httpx_sse_loop(client),
+            "httpx_sse_loop": lambda: httpx_sse_loop(client),
             "orjson_per_line": per_line,
-            "orjson_split_in_python": lambda: _split_and_parse(data),
+            "orjson_split_in_python": lambda: split_and_parse(data),
         }
     if want("loads"):
         from benches.workload import PYDANTIC_AI_ADAPTER, build
-        from msgwire.cli.forms import BASELINE_DECODER
+        from msgwire.bench.forms import BASELINE_DECODER
 
         w = build()
         rows["loads"] = {
@@ -262,10 +259,10 @@ FIRST_CALL = """
 import sys, time
 import msgwire
 from benches.wire_interleaved import _small_body
-from benches.test_formats import _large_reply
+from benches.formats_workload import large_reply
 size = sys.argv[1]
 if size == "1m":
-    body = msgwire.formats.to_response_json(_large_reply("openai"), "openai", policy=msgwire.Policy(thinking="keep"))
+    body = msgwire.formats.to_response_json(large_reply("openai"), "openai", policy=msgwire.Policy(thinking="keep"))
 else:
     body = _small_body(int(size))
 times = []

@@ -1,7 +1,7 @@
 """The benchmark workload: one realistic agent session in three equivalent forms.
 
 ``build()`` returns the ~1 MB, 900-message coding-agent session of
-``msgwire.cli.workloads.session()`` (generated from a fixed seed; the one copy ``msgwire bench``
+``msgwire.bench.workloads.session()`` (generated from a fixed seed; the one copy ``msgwire bench``
 uses too) as
 
 - ``session``:  a ``msgwire.Session`` (the primary form; the other two are converted from it),
@@ -10,7 +10,8 @@ uses too) as
 - ``baseline``: the same conversation as hand-written msgspec tagged Structs, what a skilled
   msgspec user would write without msgwire.
 
-The two peer forms, and what the pydantic-ai form leaves out, are in ``msgwire.cli.forms``.
+The baseline is ``msgwire.bench.forms``; the pydantic-ai form is what msgwire ships,
+``msgwire.interop.pydantic_ai.to_model_messages`` (its docstring says what maps and what is left out).
 The baseline mirrors msgwire's JSON field for field, so ``msgspec.json.encode(baseline)`` is
 byte-for-byte ``msgwire.dumps(session)``: both sides of that ratio parse and write exactly the
 same document.
@@ -25,8 +26,9 @@ from typing import Any
 from pydantic_ai import messages as pa
 
 import msgwire
-from msgwire.cli.forms import BASELINE_ENCODER, BaselineSession, to_baseline, to_pydantic_ai
-from msgwire.cli.workloads import N_MESSAGES, SESSION_SEED, session
+from msgwire.bench.forms import BASELINE_ENCODER, BaselineSession, to_baseline
+from msgwire.bench.workloads import N_MESSAGES, SESSION_SEED, session
+from msgwire.interop.pydantic_ai import to_model_messages
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ PYDANTIC_AI_ADAPTER = pa.ModelMessagesTypeAdapter
 @functools.cache
 def build(seed: int = SESSION_SEED, n_messages: int = N_MESSAGES) -> Workload:
     conversation = session(n_messages=n_messages, seed=seed)
-    pydantic_ai = to_pydantic_ai(conversation, pa)
+    pydantic_ai = to_model_messages(conversation)
     baseline = to_baseline(conversation)
     return Workload(
         session=conversation,

@@ -1,17 +1,23 @@
 """The import rules of the package (docs/design.md section 1), read off the source with `ast`.
 
-- the wire layer (everything outside `harness/`, `cli/` and `interop/`) never imports them;
+- the wire layer (everything outside `harness/`, `cli/`, `interop/` and `bench/`) never imports them;
 - nothing imports `interop/` (adapters to other libraries, on top of the wire layer and the
-  harness) but `interop/` itself;
+  harness) but `interop/` itself and the bench wing (which times the conversion msgwire ships);
+- the bench wing (`bench/`: what `msgwire bench` times) stands on the wire layer and `interop/`,
+  and only `cli/bench.py` and benches/ import it; benches/ imports no pytest module of its own
+  (`benches.test_*`), and the peers' mock transport and hand-written loop are written once;
 - `import msgwire` loads no HTTP, database, OCR, MCP or terminal library;
 - the harness and the interop modules never call `msgwire._core` (they use the wire API);
 - the harness parts (tools, providers, store, resources) do not import each other;
+- no module of the package takes part in an import cycle (lazy and `TYPE_CHECKING` imports
+  counted);
 - an optional library is imported only in the module that needs it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,9 +42,14 @@ OPTIONAL = {
     "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
     "pydantic_core": {"harness/tools/pydantic_types.py"},
     "agents": {"interop/openai_agents.py"},
+    "httpx_sse": {"bench/peers.py"},
+    "orjson": {"bench/peers.py"},
 }
-WINGS = ("harness/", "cli/", "interop/")
-"""What stands on the wire layer: the agent harness, the command, the adapters to other libraries."""
+WINGS = ("harness/", "cli/", "interop/", "bench/")
+"""What stands on the wire layer: the agent harness, the command, the adapters to other libraries,
+the bench."""
+BENCHES = PACKAGE.parents[1] / "benches"
+TESTS = PACKAGE.parents[1] / "tests"
 
 
 def _modules() -> list[Path]:
@@ -46,8 +57,9 @@ def _modules() -> list[Path]:
 
 
 def _imports(path: Path) -> list[str]:
-    """Absolute names of every module `path` imports (relative imports resolved)."""
-    rel = path.relative_to(PACKAGE.parent)
+    """Absolute names of every module `path` imports (relative imports resolved; a file outside
+    the package, in tests/ or benches/, from the repository's root)."""
+    rel = path.relative_to(PACKAGE.parent if path.is_relative_to(PACKAGE.parent) else PACKAGE.parents[1])
     package = list(rel.parent.parts)
     names = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -70,17 +82,59 @@ def test_the_wire_layer_never_imports_the_harness_the_cli_or_interop() -> None:
         where = _where(path)
         if where.startswith(WINGS) or where == "__main__.py":
             continue
-        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli", "msgwire.interop"))]
+        wings = ("msgwire.harness", "msgwire.cli", "msgwire.interop", "msgwire.bench")
+        bad = [n for n in _imports(path) if n.startswith(wings)]
         assert not bad, f"{where} imports {bad}"
 
 
-def test_only_interop_imports_interop() -> None:
-    """The adapters sit on top: the harness and the command never need another library's types."""
+def test_only_interop_and_the_bench_import_interop() -> None:
+    """The adapters sit on top: the harness and the command never need another library's types;
+    the bench times the conversion msgwire ships rather than a copy of its own."""
     for path in _modules():
         where = _where(path)
-        if not where.startswith("interop/"):
+        if not where.startswith(("interop/", "bench/")):
             bad = [n for n in _imports(path) if n.startswith("msgwire.interop")]
             assert not bad, f"{where} imports {bad}"
+
+
+def test_the_bench_wing_stands_on_the_wire_layer_and_interop() -> None:
+    for path in (PACKAGE / "bench").rglob("*.py"):
+        bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli", "msgwire.testing"))]
+        assert not bad, f"{_where(path)} imports {bad}"
+
+
+def test_only_the_bench_command_and_benches_import_the_bench_wing() -> None:
+    """The bench is the benches' and ``msgwire bench``'s: the package and its tests reach it only
+    through the command."""
+    for path in [*_modules(), *TESTS.rglob("*.py")]:
+        where = path.relative_to(PACKAGE.parents[1]).as_posix()
+        if where.startswith("python/msgwire/bench/") or where == "python/msgwire/cli/bench.py":
+            continue
+        bad = [n for n in _imports(path) if n.startswith("msgwire.bench")]
+        assert not bad, f"{where} imports {bad}"
+
+
+def test_benches_import_no_test_module() -> None:
+    """A bench's helpers live in a module of their own (or the bench wing), never in a pytest
+    module: text, not ``ast``, so that code run in a subprocess from a string counts too."""
+    test_module = re.compile(r"(from|import)\s+(benches\.|\.)test_\w+")
+    for path in BENCHES.rglob("*.py"):
+        found = test_module.search(path.read_text())
+        assert found is None, f"benches/{path.relative_to(BENCHES)} imports {found.group(0)!r}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'calls.setdefault(call["index"], ["", "", ""])',  # the hand-written httpx-sse accumulator
+        ".SyncByteStream):",  # the mock transport's streamed body
+    ],
+)
+def test_the_peers_helpers_are_written_once(line: str) -> None:
+    """``msgwire bench`` and benches/ run the same hand-written loop over the same mock transport:
+    one copy, in ``bench/peers.py``."""
+    holders = [p for p in [*_modules(), *BENCHES.rglob("*.py")] if line in p.read_text()]
+    assert holders == [PACKAGE / "bench" / "peers.py"], holders
 
 
 def test_the_harness_and_interop_never_call_the_extension() -> None:
@@ -134,7 +188,7 @@ def test_the_harness_and_the_command_load_no_optional_library() -> None:
     loads for the tools that use it; the command loads the harness only in the commands that
     use it (chat, audit, the demo's agent section)."""
     heavy = ["httpx", "mcp", "tesserocr", "PIL", "psycopg", "pydantic"]
-    for module, more in (("msgwire.harness", []), ("msgwire.cli", ["msgwire.harness"])):
+    for module, more in (("msgwire.harness", []), ("msgwire.cli", ["msgwire.harness", "msgwire.interop"])):
         code = f"import sys, {module}; print([m for m in {[*heavy, *more]!r} if m in sys.modules])"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         assert out == "[]", (module, out)
@@ -154,15 +208,16 @@ def test_the_core_states_the_dialects_and_its_texts_once() -> None:
     assert msgwire.formats.EMPTY_MESSAGE == "(empty message)" == _core.EMPTY_MESSAGE
 
 
-# --- the harness wing: one home per rule --------------------------------------------------------
+# --- no cycle; the harness wing: one home per rule ---------------------------------------------
 
 
-def _graph(root: str) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports (``TYPE_CHECKING`` imports count:
-    a cycle through them is a cycle of meaning all the same)."""
+def _graph() -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (lazy and ``TYPE_CHECKING`` imports count:
+    a cycle through them is a cycle of meaning all the same; a package's ``__init__`` only
+    re-exports, and is left out)."""
     modules = {
         ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts): p
-        for p in (PACKAGE / root).rglob("*.py")
+        for p in PACKAGE.rglob("*.py")
         if p.name != "__init__.py"
     }
     graph: dict[str, set[str]] = {}
@@ -203,9 +258,11 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-@pytest.mark.parametrize("root", ["harness", "cli", "testing", "interop"])
-def test_no_import_cycle(root: str) -> None:
-    assert _cycles(_graph(root)) == []
+def test_no_import_cycle() -> None:
+    """In the whole package: the wire layer (its convenience methods delegate through
+    ``types._Above``, which ``codec`` and ``validate`` fill), the harness, the command, the test
+    doubles, the adapters and the bench."""
+    assert _cycles(_graph()) == []
 
 
 def test_the_conversation_imports_nothing_above_the_audit_trail() -> None:

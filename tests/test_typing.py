@@ -1,5 +1,5 @@
 """The public API type-checks as users write it (msgspec's tests/typing habit): mypy --strict
-passes on tests/typing/*_code.py (user_code.py, providers_code.py) and reports exactly the
+passes on tests/typing/*_code.py (user_code.py, providers_code.py, store_code.py) and reports exactly the
 marked mistakes of tests/typing/*_mistakes.py (``# error: code``, or ``# error: code, code`` for
 two on a line). Every Python block of README.md is mirrored, exactly, in tests/typing/readme/
 (``tests._support.readme``), and mypy --strict passes on all of them. The stub's honesty about
@@ -30,7 +30,7 @@ def _mypy(path: Path) -> tuple[int, str]:
     return run.returncode, run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("name", ["user_code.py", "providers_code.py"])
+@pytest.mark.parametrize("name", ["user_code.py", "providers_code.py", "store_code.py"])
 def test_user_code_type_checks(name: str) -> None:
     code, out = _mypy(HERE / name)
     assert code == 0, out

@@ -29,6 +29,7 @@ from .types import (
     Session,
     UnknownBlock,
     UnknownMessage,
+    _Above,
     _Raw,
 )
 
@@ -398,3 +399,8 @@ def session_from_rows(rows: Any, **envelope: Any) -> Session:
     for name, value in envelope.items():
         setattr(session, name, value)
     return session
+
+
+# Session.to_rows / from_rows delegate here (types.py cannot import this module: it stands on it)
+_Above.session_to_rows = session_to_rows
+_Above.session_from_rows = session_from_rows

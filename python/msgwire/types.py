@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import msgspec
@@ -558,6 +559,18 @@ else:
 # --- session --------------------------------------------------------------------------------
 
 
+class _Above:
+    """What the convenience methods ``Session.to_rows`` / ``from_rows`` and ``Request.validate``
+    delegate to, written in modules that stand on this one: ``codec.py`` sets the row functions
+    and ``validate.py`` the rules when imported (``import msgwire`` imports both before anything
+    can call them). So this module imports neither, and the wire layer has no import cycle
+    (tests/test_layout.py)."""
+
+    session_to_rows: ClassVar[Callable[[Session], list[dict[str, Any]]]]
+    session_from_rows: ClassVar[Callable[..., Session]]
+    validate: ClassVar[Callable[..., None]]
+
+
 class Session(msgspec.Struct, kw_only=True):
     """A conversation: the versioned envelope that ``msgwire.dumps`` writes.
 
@@ -601,17 +614,13 @@ class Session(msgspec.Struct, kw_only=True):
 
     def to_rows(self) -> list[dict[str, Any]]:
         """One database row per message, ``{"kind", "id", "timestamp", "data_json"}``."""
-        from .codec import session_to_rows
-
-        return session_to_rows(self)
+        return _Above.session_to_rows(self)
 
     @classmethod
     def from_rows(cls, rows: Any, **envelope: Any) -> Session:
         """The inverse of ``to_rows``; also reads legacy rows (``kind`` system / user /
         assistant / tool_call / tool_result with ``content`` or ``data_json``)."""
-        from .codec import session_from_rows
-
-        return session_from_rows(rows, **envelope)
+        return _Above.session_from_rows(rows, **envelope)
 
 
 _new_id = new_id  # Session.clone's keyword shadows the function name
@@ -751,9 +760,7 @@ class Request(msgspec.Struct, kw_only=True, omit_defaults=True):
     def validate(self, *, messages: bool = True) -> None:
         """``msgwire.validate(request)``: raise ``ValidationError`` listing every problem the
         universal rules find (``messages=False``: all but the walk over the history)."""
-        from .validate import validate
-
-        validate(self, messages=messages)
+        _Above.validate(self, messages=messages)
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

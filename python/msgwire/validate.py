@@ -33,6 +33,7 @@ from .types import (
     UnknownBlock,
     UnknownMessage,
     UserMessage,
+    _Above,
 )
 
 __all__ = ["validate"]
@@ -260,3 +261,7 @@ def _literal_values(info: Any) -> frozenset[Any]:
 def _tag(obj: Any) -> str:
     tag = getattr(getattr(obj, "__struct_config__", None), "tag", None)
     return str(tag or getattr(obj, "type", type(obj).__name__))
+
+
+# Request.validate delegates here (types.py cannot import this module: it stands on it)
+_Above.validate = validate

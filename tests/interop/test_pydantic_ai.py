@@ -9,8 +9,12 @@ from typing import Any
 import msgspec
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    BinaryContent,
+    DocumentUrl,
+    FilePart,
     ImageUrl,
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -136,3 +140,68 @@ def test_a_conversation_round_trips() -> None:
     for message in got:  # pydantic-ai's finish reason comes back as the raw stop reason
         message.pop("raw_stop_reason", None)
     assert got == expected
+
+
+def test_reasoning_tokens_cross_both_ways() -> None:
+    """msgwire's ``reasoning_tokens`` is pydantic-ai's ``output_reasoning_tokens`` (the bench's own
+    copy of this mapping carried it; the shipped one dropped it)."""
+    usage = Usage(input_tokens=10, output_tokens=50, reasoning_tokens=30)
+    history = to_model_messages([msgwire.user("hi"), AssistantMessage(content=[TextBlock(text="ok")], usage=usage)])
+    response = history[1]
+    assert isinstance(response, ModelResponse)
+    assert (response.usage.output_tokens, response.usage.output_reasoning_tokens) == (50, 30)
+    back = from_model_messages(history).messages[1]
+    assert isinstance(back, AssistantMessage)
+    assert back.usage == usage
+
+
+def test_parts_kept_from_pydantic_ai_go_back_as_they_were() -> None:
+    """A part msgwire has no block for is kept whole on the way in; on the way out it is the same
+    pydantic-ai part again, not its JSON as text for the model to read."""
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content=["Summarise this.", DocumentUrl(url="https://example.com/a.pdf")])]),
+        ModelResponse(
+            parts=[TextPart(content="Here:"), FilePart(content=BinaryContent(data=b"\x89PNG", media_type="image/png"))]
+        ),
+    ]
+    session = from_model_messages(history)
+    assert [b.type for b in session.messages[0].content] == ["text", "pydantic_ai_content"]  # type: ignore[union-attr]
+    assert [b.type for b in session.messages[1].content] == ["text", "pydantic_ai_part"]  # type: ignore[union-attr]
+    again = to_model_messages(session)
+    user = again[0].parts[0]
+    assert isinstance(user, UserPromptPart)
+    assert user.content == ["Summarise this.", DocumentUrl(url="https://example.com/a.pdf")]
+    response = again[1]
+    assert isinstance(response, ModelResponse)
+    # as pydantic-ai reads its own JSON back (its BinaryContent of an image comes back a BinaryImage)
+    assert (
+        response.parts == ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history))[1].parts
+    )
+
+
+def test_another_providers_part_is_left_out_as_the_request_writers_leave_it() -> None:
+    """An unknown block that is not pydantic-ai's (an Anthropic ``document`` read from a request)
+    has no pydantic-ai part: it is left out, as the writers leave it out of another dialect's
+    request, in user and assistant content alike (no raw JSON, no empty text part)."""
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Read it."},
+                    {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}},
+                ],
+            }
+        ],
+    }
+    user = msgwire.from_request(body, "anthropic").messages[0]
+    unknown = user.content[1]  # type: ignore[union-attr]
+    assert isinstance(unknown, msgwire.UnknownBlock)
+    assert msgwire.to_request([user], "openai")["messages"][0]["content"] == "Read it."
+    answer = AssistantMessage(content=[TextBlock(text="Done."), unknown])
+    history = to_model_messages([user, answer])
+    assert history[0].parts[0] == UserPromptPart(content="Read it.", timestamp=user.timestamp)
+    assert isinstance(history[1], ModelResponse)
+    assert history[1].parts == [TextPart(content="Done.")]

@@ -14,6 +14,7 @@ from msgwire.harness.providers import (
     HTTPProvider,
     OpenAI,
     Preset,
+    Provider,
     Request,
     Retry,
     create,
@@ -39,6 +40,11 @@ def providers(url: str) -> list[HTTPProvider]:
     mine: HTTPProvider = create("my-proxy", base_url=url, api_key="k")
     PRESETS["my-proxy"] = Preset(dialect="openai", base_url=url, env="MY_PROXY_KEY")
     return [openai, claude, groq, mine]
+
+
+def settings_of(provider: Provider) -> tuple[float, bool]:
+    """What the agent and replay read of any provider: the retry policy's backoff, the policy."""
+    return provider.retry.backoff(0), provider.policy is None
 
 
 def answer(model: OpenAI) -> str:

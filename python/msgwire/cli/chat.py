@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ..harness import Agent, ApprovalRequest, Conversation
     from ..harness.providers import HTTPProvider
     from ..harness.resources import MCPResources
-    from ..harness.store import ConversationInfo, HeaderColumn, SQLStore
+    from ..harness.store import ConversationInfo, HeaderColumn, Store
     from ..harness.tools import Decision
 
 __all__ = ["MODES", "Chat", "add_parser", "run", "show_event"]
@@ -124,7 +124,7 @@ class Chat:
         *,
         workspace: Path,
         mcp_servers: dict[str, list[str]],
-        store: SQLStore,
+        store: Store,
     ) -> None:
         self.agent = agent
         self.out = out
@@ -462,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _conversation(store: SQLStore, args: argparse.Namespace) -> tuple[Conversation, Path]:
+def _conversation(store: Store, args: argparse.Namespace) -> tuple[Conversation, Path]:
     """A new conversation (not stored until its first entry), or the one ``--resume`` names, and
     its workspace: ``--workspace``, else the resumed conversation's, else the current folder."""
     from ..harness import Conversation
@@ -495,7 +495,7 @@ def _not_a_chat(info: ConversationInfo) -> str:
     )
 
 
-def _open(store: SQLStore, conversation_id: str, accept: list[str]) -> Conversation:
+def _open(store: Store, conversation_id: str, accept: list[str]) -> Conversation:
     """The conversation, bound, its header checked against its trail (``--accept-header``:
     the columns taken as stored all the same)."""
     from ..errors import HeaderMismatchError

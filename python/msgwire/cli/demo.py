@@ -38,8 +38,7 @@ from ..stream import assemble
 from ..transcode import transcode
 from ..types import Dialect
 from ..validate import validate
-from .bench import MODES, Mode, results_table, run_cases
-from .cases import CASES
+from .bench import quick_subset
 from .convert import convert
 from .demo_agent import show_agent
 from .demo_swarm import show_swarm
@@ -155,10 +154,7 @@ def show_transcoding(out: Console, examples: Path) -> None:
 
 def show_speed(out: Console) -> None:
     section(out, 7, "Speed beside the installed peers (a quick subset: `msgwire bench` runs them all)")
-    quick = MODES["quick"]
-    mode = Mode("demo", quick.sizes, 0.15, 3, 100)
-    cases = [c for c in CASES if (c.group, c.entry) in SPEED]
-    out.print(results_table(run_cases(cases, mode, console(stderr=True)), mode))
+    out.print(quick_subset(SPEED))
 
 
 def show_harness(out: Console, examples: Path) -> None:

@@ -30,7 +30,7 @@ from .render import clip, console, plain_help
 from .shortids import matching, shortest_end
 
 if TYPE_CHECKING:
-    from ..harness.store import ConversationInfo, SQLStore
+    from ..harness.store import ConversationInfo, Store
 
 __all__ = [
     "CHAT_AGENT",
@@ -70,7 +70,7 @@ def store_location(given: str | None) -> str:
     return given or os.environ.get("MSGWIRE_STORE") or str(default_store())
 
 
-def open_chat_store(location: str, *, create: bool = True) -> SQLStore:
+def open_chat_store(location: str, *, create: bool = True) -> Store:
     """The store at ``location`` (the default one's folder made when missing); one that cannot
     be opened is a ``UsageError`` naming it (without its password). ``create=False``, for the
     commands that only read: a store that does not exist is a ``UsageError`` saying so, and
@@ -88,7 +88,7 @@ def open_chat_store(location: str, *, create: bool = True) -> SQLStore:
         raise UsageError(f"cannot open the store {shown}: {str(exc).removeprefix(shown + ': ')}") from None
 
 
-def store_flag(store: SQLStore, *, always: bool = False) -> tuple[str, str]:
+def store_flag(store: Store, *, always: bool = False) -> tuple[str, str]:
     """What a command to copy needs to reach ``store`` again: ``" --store URL"`` (shell-quoted;
     empty for the store used without ``--store``, ``MSGWIRE_STORE``'s or the default, unless
     ``always``) and a note for the end of the hint when the URL shown lacks the password
@@ -118,7 +118,7 @@ def last_activity(info: ConversationInfo) -> dt.datetime:
     return max(info.updated_at, info.created_at)
 
 
-def chat_conversations(store: SQLStore) -> list[ConversationInfo]:
+def chat_conversations(store: Store) -> list[ConversationInfo]:
     """msgwire chat's conversations in the store, the latest activity first."""
     return latest_first(store.conversations(agent=CHAT_AGENT))
 
@@ -127,7 +127,7 @@ def latest_first(infos: list[ConversationInfo]) -> list[ConversationInfo]:
     return sorted(infos, key=last_activity, reverse=True)
 
 
-def find(store: SQLStore, wanted: str | None) -> ConversationInfo:
+def find(store: Store, wanted: str | None) -> ConversationInfo:
     """The conversation ``wanted`` names: its id, or the first or the last characters of
     exactly one id in the store (``shortids``); ``None`` (or empty): msgwire chat's latest.
     ``UsageError`` when there is none or the characters begin or end several."""
@@ -158,7 +158,7 @@ def _when(moment: dt.datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _row(store: SQLStore, info: ConversationInfo, end: str) -> list[Text]:
+def _row(store: Store, info: ConversationInfo, end: str) -> list[Text]:
     """The table's row of ``info``, the ``end`` of its id that names it in bold."""
     messages = store.messages(info.id)
     said = next((m.text for m in messages if isinstance(m, UserMessage) and m.source == "direct" and m.text), "")

@@ -711,12 +711,8 @@ def _report(stream: Any) -> LossReport:
 
 
 def _backoff(provider: Provider, attempt: int) -> float:
-    """The wait before a failed stream is sent again: the provider's ``retry`` policy's backoff
-    (a ``Provider`` need not state one: then the default policy's)."""
-    from .providers import Retry  # here: importing the harness must not import httpx
-
-    policy = getattr(provider, "retry", None)
-    return (policy if isinstance(policy, Retry) else Retry()).backoff(attempt)
+    """The wait before a failed stream is sent again: the provider's ``retry`` policy's backoff."""
+    return provider.retry.backoff(attempt)
 
 
 def _worth_retrying(failure: StreamError) -> bool:

@@ -290,7 +290,7 @@ class _Replay:
             tool_step=None if execute_tools else self.recorded,
         )
         specs = registry.specs if registry is not None else declared
-        policy = options.get("policy") or getattr(provider, "policy", None)
+        policy = options.get("policy") or provider.policy
         whole = Request(messages=self.history, system_prompt=conversation.system_prompt, tools=specs)
         self.losses = convert_request(whole, provider.dialect, policy=policy).report
         self.turns: list[TurnReplay] = []
@@ -364,7 +364,7 @@ class _Replay:
             source_id=self.source.id,
             target_id=self.target.id,
             dialect=self.provider.dialect,
-            model=self.agent.model or getattr(self.provider, "model", None),
+            model=self.agent.model or self.provider.model,
             turns=self.turns,
             losses=self.losses,
             usage=self.usage,

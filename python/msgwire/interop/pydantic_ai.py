@@ -5,11 +5,14 @@
 What maps one to one: user text and images (URL ``ImageUrl`` with the ``detail`` as vendor
 metadata, base64 ``BinaryContent``), assistant text, thinking with its signature and provider,
 tool calls (the arguments' JSON text exactly as sent), tool results (``outcome`` from the
-result's ``status``: ``error`` is pydantic-ai's ``failed``), usage, model, provider, response id
-and finish reason. A file reference, an MCP resource or an image known only by its recognized
-text goes as the marked text the request writers send for it (rendered by the Rust core);
-``system_control`` messages are left out, as for every model. Reading back, a part msgwire has no
-block for is kept whole as an ``UnknownBlock`` of its pydantic-ai JSON.
+result's ``status``: ``error`` is pydantic-ai's ``failed``), usage (reasoning tokens as
+``output_reasoning_tokens``), model, provider, response id and finish reason. A file reference,
+an MCP resource or an image known only by its recognized text goes as the marked text the
+request writers send for it (rendered by the Rust core); ``system_control`` messages are left
+out, as for every model. Reading back, a part msgwire has no block for is kept whole as an
+``UnknownBlock`` of its pydantic-ai JSON, and goes back to pydantic-ai as the part it was; any
+other unknown block (another provider's part) is left out, as the request writers leave it out
+of a dialect that is not its own.
 
 pydantic-ai is imported here only (``pip install 'msgwire[pydantic-ai]'``). The openai and
 anthropic SDKs' own message params need no interop module: they are dicts of the providers'
@@ -19,6 +22,8 @@ request formats, which ``msgwire.from_request`` and ``to_request`` read and writ
 from __future__ import annotations
 
 import base64
+import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,6 +90,11 @@ _STOP: dict[str, StopReason] = {
     "content_filter": "content_filter",
     "error": "error",
 }
+# pydantic-ai's usage counts reasoning tokens in the versions that have this field (msgwire takes
+# pydantic-ai-slim>=1): carried both ways where it exists
+_REASONING = "output_reasoning_tokens" in {f.name for f in dataclasses.fields(RequestUsage)}
+# the kinds ``_kept`` gives a pydantic-ai user content item and a response part
+_CONTENT, _PART = "pydantic_ai_content", "pydantic_ai_part"
 _OUTCOME = {"success": "success", "error": "failed", "denied": "denied", "interrupted": "interrupted"}
 _STATUS = {
     "success": "success",
@@ -145,7 +155,8 @@ def _user_content(blocks: list[ContentBlock]) -> str | list[UserContent]:
         elif isinstance(block, ImageBlock) and isinstance(block.source, Base64Source) and block.mode_used != "ocr":
             parts.append(BinaryContent(data=base64.b64decode(block.source.data), media_type=block.source.media_type))
         elif isinstance(block, UnknownBlock):
-            parts.append(block.raw.decode())
+            if block.type == _CONTENT:
+                parts.append(_restored(block))
         else:
             parts.append(_marked_text(block))
     if all(isinstance(p, str) for p in parts) and len(parts) == 1:
@@ -164,9 +175,13 @@ def _response(message: AssistantMessage) -> ModelResponse:
             )
         elif isinstance(block, ToolCallBlock):
             parts.append(ToolCallPart(tool_name=block.name, args=block.arguments, tool_call_id=block.id))
+        elif isinstance(block, UnknownBlock):
+            if block.type == _PART:
+                parts.append(_restored(block))
         else:
             parts.append(TextPart(content=_marked_text(block)))
     usage = message.usage or Usage()
+    reasoning: dict[str, Any] = {"output_reasoning_tokens": usage.reasoning_tokens} if _REASONING else {}
     return ModelResponse(
         parts=parts,
         usage=RequestUsage(
@@ -174,6 +189,7 @@ def _response(message: AssistantMessage) -> ModelResponse:
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
+            **reasoning,
         ),
         model_name=message.model,
         timestamp=message.timestamp,
@@ -181,6 +197,18 @@ def _response(message: AssistantMessage) -> ModelResponse:
         provider_response_id=message.response_id,
         finish_reason=_FINISH.get(message.stop_reason) if message.stop_reason else None,  # type: ignore[arg-type]
     )
+
+
+def _restored(block: UnknownBlock) -> Any:
+    """A pydantic-ai part or content item that ``from_model_messages`` kept whole, as it was."""
+    return _adapter(block.type).validate_python(msgspec.json.decode(block.raw)["part"])
+
+
+@functools.cache
+def _adapter(kind: str) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(UserContent if kind == _CONTENT else ModelResponsePart)
 
 
 def _tool_return(message: ToolResultMessage) -> ToolReturnPart:
@@ -274,13 +302,14 @@ def _assistant(response: ModelResponse) -> AssistantMessage:
             args = part.args if isinstance(part.args, str) else msgspec.json.encode(part.args or {}).decode()
             content.append(ToolCallBlock(id=part.tool_call_id, name=part.tool_name, arguments=args))
         else:
-            content.append(_kept(part, "pydantic_ai_part"))
+            content.append(_kept(part, _PART))
     u = response.usage
     usage = Usage(
         input_tokens=u.input_tokens,
         output_tokens=u.output_tokens,
         cache_read_tokens=u.cache_read_tokens,
         cache_write_tokens=u.cache_write_tokens,
+        reasoning_tokens=getattr(u, "output_reasoning_tokens", 0),
     )
     return AssistantMessage(
         content=content,

@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol, Required, Unpack, overload, runtime_c
 
 from msgwire.formats import RequestCache
 from msgwire.stream import Stream
-from msgwire.types import AssistantMessage, Dialect, Request
+from msgwire.types import AssistantMessage, Dialect, Policy, Request
 
 from ._base import (
     AsyncProviderStream,
@@ -88,12 +88,21 @@ class Provider(Protocol):
     """What an agent loop needs of a model: ``HTTPProvider`` and its subclasses are one; a
     test double or another transport can be too. ``cache``: the conversation's
     ``msgwire.formats.RequestCache``, which the agent passes with every call (a provider that
-    writes no request body may ignore it)."""
+    writes no request body may ignore it). ``retry``: when a request is sent again, and the
+    backoff an ``Agent`` waits before sending again a stream that failed midway; ``policy``:
+    what a request keeps of the blocks its dialect cannot carry (``None``: ``Policy()``'s
+    defaults), which ``replay`` reports its losses with."""
 
     @property
     def dialect(self) -> Dialect: ...
 
     model: str | None
+
+    @property
+    def retry(self) -> Retry: ...
+
+    @property
+    def policy(self) -> Policy | None: ...
 
     def capabilities(self, model: str | None = None) -> Capabilities: ...
 

@@ -70,7 +70,7 @@ _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
-def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> SQLStore:
+def open_store(url: str | os.PathLike[str] | None = None, **options: Any) -> Store:
     """A store from a URL: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, a
     plain path (SQLite, whatever characters it holds), or ``postgresql://user:password@host:port/db``
     (``postgres://`` too; extra ``postgres``). ``None``: ``DEFAULT_URL``. Any other scheme is

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from .sql import SQLStore
+from .protocols import Store
 
 __all__ = ["AsyncStore"]
 
@@ -45,48 +45,48 @@ class _InThread(Generic[P, T]):
 
 class AsyncStore:
     """The calls of a store as coroutines: ``await astore.append(...)``; ``astore.store`` is the
-    synchronous store underneath (the same calls, the same arguments)."""
+    synchronous store underneath (the same calls, the same arguments): any ``Store``."""
 
-    def __init__(self, store: SQLStore, *, threads: int = 8) -> None:
+    def __init__(self, store: Store, *, threads: int = 8) -> None:
         self.store = store
         self.url = store.url
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="msgwire-store")
 
     # the conversation store
-    create = _InThread(SQLStore.create)
-    bind = _InThread(SQLStore.bind)
-    open = _InThread(SQLStore.open)
-    load = _InThread(SQLStore.load)
-    info = _InThread(SQLStore.info)
-    conversations = _InThread(SQLStore.conversations)
-    delete = _InThread(SQLStore.delete)
-    messages = _InThread(SQLStore.messages)
-    session = _InThread(SQLStore.session)
-    append = _InThread(SQLStore.append)
-    update = _InThread(SQLStore.update)
-    commit = _InThread(SQLStore.commit)
-    since = _InThread(SQLStore.since)
-    fork = _InThread(SQLStore.fork)
-    export_audit = _InThread(SQLStore.export_audit)
-    import_audit = _InThread(SQLStore.import_audit)
+    create = _InThread(Store.create)
+    bind = _InThread(Store.bind)
+    open = _InThread(Store.open)
+    load = _InThread(Store.load)
+    info = _InThread(Store.info)
+    conversations = _InThread(Store.conversations)
+    delete = _InThread(Store.delete)
+    messages = _InThread(Store.messages)
+    session = _InThread(Store.session)
+    append = _InThread(Store.append)
+    update = _InThread(Store.update)
+    commit = _InThread(Store.commit)
+    since = _InThread(Store.since)
+    fork = _InThread(Store.fork)
+    export_audit = _InThread(Store.export_audit)
+    import_audit = _InThread(Store.import_audit)
     # the swarm's
-    register_agent = _InThread(SQLStore.register_agent)
-    agent = _InThread(SQLStore.agent)
-    agents = _InThread(SQLStore.agents)
-    set_agent = _InThread(SQLStore.set_agent)
-    post = _InThread(SQLStore.post)
-    broadcast = _InThread(SQLStore.broadcast)
-    clear_mail = _InThread(SQLStore.clear_mail)
-    idle_unless_mail = _InThread(SQLStore.idle_unless_mail)
-    record_step = _InThread(SQLStore.record_step)
-    mail = _InThread(SQLStore.mail)
-    deliver = _InThread(SQLStore.deliver)
-    latest_broadcast = _InThread(SQLStore.latest_broadcast)
-    mail_seq = _InThread(SQLStore.mail_seq)
-    wait_mail = _InThread(SQLStore.wait_mail)
-    wake_waiters = _InThread(SQLStore.wake_waiters)
+    register_agent = _InThread(Store.register_agent)
+    agent = _InThread(Store.agent)
+    agents = _InThread(Store.agents)
+    set_agent = _InThread(Store.set_agent)
+    post = _InThread(Store.post)
+    broadcast = _InThread(Store.broadcast)
+    clear_mail = _InThread(Store.clear_mail)
+    idle_unless_mail = _InThread(Store.idle_unless_mail)
+    record_step = _InThread(Store.record_step)
+    mail = _InThread(Store.mail)
+    deliver = _InThread(Store.deliver)
+    latest_broadcast = _InThread(Store.latest_broadcast)
+    mail_seq = _InThread(Store.mail_seq)
+    wait_mail = _InThread(Store.wait_mail)
+    wake_waiters = _InThread(Store.wake_waiters)
 
-    async def run(self, work: Callable[[SQLStore], T], /) -> T:
+    async def run(self, work: Callable[[Store], T], /) -> T:
         """``work(store)`` in a thread of the store's pool: several calls of the store (and what
         comes between them) as one job, which the event loop does not wait on."""
         loop = asyncio.get_running_loop()

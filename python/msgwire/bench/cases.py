@@ -12,8 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -21,9 +20,8 @@ from typing import Any
 from ..codec import dumps, loads
 from ..stream import assemble
 from ..types import AssistantMessage, Session
-from . import forms, workloads
+from . import forms, peers, workloads
 
-NETWORK_CHUNK = 16 * 1024  # what an HTTP client hands over per read
 _session = functools.cache(workloads.session)  # built once per size: every group reads the same one
 Timed = Callable[[], Any]
 Check = Callable[[Any], bool]
@@ -77,10 +75,6 @@ class Group:
     size: Callable[[Sizes], int]
 
 
-def _pieces(data: bytes) -> list[bytes]:
-    return [data[i : i + NETWORK_CHUNK] for i in range(0, len(data), NETWORK_CHUNK)]
-
-
 def _calls(message: AssistantMessage) -> list[tuple[str, str, str]]:
     return [(c.id, c.name, c.arguments) for c in message.tool_calls]
 
@@ -88,16 +82,7 @@ def _calls(message: AssistantMessage) -> list[tuple[str, str, str]]:
 def _mock_client(data: bytes, http: ModuleType) -> Any:
     """An HTTP client (httpx or httpx2) whose every response streams ``data`` in network-sized
     chunks: the SDKs parse the same bytes as msgwire, with no network."""
-    chunks = _pieces(data)
-
-    class Body(http.SyncByteStream):  # type: ignore[name-defined, misc]
-        def __iter__(self) -> Iterator[bytes]:
-            yield from chunks
-
-    def handler(request: Any) -> Any:
-        return http.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
-
-    return http.Client(transport=http.MockTransport(handler))
+    return http.Client(transport=peers.mock_transport(data, http))
 
 
 def _sdk(sdk: str, data: bytes, **options: Any) -> Any:
@@ -120,7 +105,7 @@ def _sdk(sdk: str, data: bytes, **options: Any) -> Any:
 
 
 def openai_msgwire(sizes: Sizes) -> tuple[Timed, Check]:
-    chunks = _pieces(sizes.openai())
+    chunks = peers.pieces(sizes.openai())
     reference = assemble(sizes.openai(), "openai")
     return (lambda: assemble(chunks, "openai")), (lambda m: (m.text, _calls(m)) == (reference.text, _calls(reference)))
 
@@ -160,30 +145,9 @@ def openai_sdk(sizes: Sizes) -> tuple[Timed, Check]:
 
 def openai_httpx_sse(sizes: Sizes) -> tuple[Timed, Check]:
     """What people write by hand: httpx-sse, json.loads per event, an accumulator keyed on index."""
-    httpx, httpx_sse = importlib.import_module("httpx"), importlib.import_module("httpx_sse")
-    client = _mock_client(sizes.openai(), httpx)
-
-    def run() -> tuple[str, list[tuple[str, str, str]]]:
-        text: list[str] = []
-        calls: dict[int, list[str]] = {}
-        with httpx_sse.connect_sse(client, "POST", "http://bench/v1/chat/completions") as source:
-            for event in source.iter_sse():
-                if event.data == "[DONE]":
-                    break
-                for choice in json.loads(event.data)["choices"]:
-                    delta = choice["delta"]
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                    for call in delta.get("tool_calls") or ():
-                        entry = calls.setdefault(call["index"], ["", "", ""])
-                        entry[0] = call.get("id") or entry[0]
-                        function = call.get("function") or {}
-                        entry[1] = function.get("name") or entry[1]
-                        entry[2] += function.get("arguments") or ""
-        return "".join(text), [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
-
+    client = _mock_client(sizes.openai(), importlib.import_module("httpx"))
     same = _openai_check(sizes)
-    return run, lambda result: same(*result)
+    return (lambda: peers.httpx_sse_loop(client)), (lambda result: same(*result))
 
 
 def orjson_lines(data: Callable[[Sizes], bytes]) -> Callable[[Sizes], tuple[Timed, Check]]:
@@ -208,7 +172,7 @@ def orjson_lines(data: Callable[[Sizes], bytes]) -> Callable[[Sizes], tuple[Time
 
 
 def anthropic_msgwire(sizes: Sizes) -> tuple[Timed, Check]:
-    chunks = _pieces(sizes.anthropic())
+    chunks = peers.pieces(sizes.anthropic())
     reference = assemble(sizes.anthropic(), "anthropic")
     wanted = (reference.thinking, reference.text, _calls(reference))
     return (lambda: assemble(chunks, "anthropic")), (lambda m: (m.thinking, m.text, _calls(m)) == wanted)
@@ -248,8 +212,12 @@ def dumps_baseline(sizes: Sizes) -> tuple[Timed, Check]:
 
 
 def _pydantic_ai(sizes: Sizes) -> tuple[Any, list[Any]]:
-    pa = importlib.import_module("pydantic_ai.messages")
-    return pa.ModelMessagesTypeAdapter, forms.to_pydantic_ai(sizes.session(), pa)
+    """pydantic-ai's message adapter and the session as msgwire's interop writes it (imported
+    when the case runs: pydantic-ai is optional)."""
+    from ..interop.pydantic_ai import to_model_messages
+
+    adapter = importlib.import_module("pydantic_ai.messages").ModelMessagesTypeAdapter
+    return adapter, to_model_messages(sizes.session())
 
 
 def dumps_pydantic_ai(sizes: Sizes) -> tuple[Timed, Check]:

@@ -1,25 +1,18 @@
-"""The bench session in the forms its peers read and write (the one copy, used by
-``msgwire bench`` and the benches/ suite).
+"""The bench session as a skilled msgspec user would write it without msgwire (the one copy,
+used by ``msgwire bench`` and the benches/ suite; the pydantic-ai form is the conversion msgwire
+ships, ``msgwire.interop.pydantic_ai.to_model_messages``).
 
-- The plain msgspec baseline: tagged Structs a skilled msgspec user would write for this
-  conversation without msgwire (tagged unions, ``frozen``, ``kw_only``, ``omit_defaults``,
-  ``gc=False`` on every message, block and value struct; the Session envelope a plain mutable
-  Struct, like msgwire's), with msgwire's field names, order and types (Literal enums, datetime
-  timestamps, str ids, a nested usage Struct), only the fields the workload uses. So
-  ``msgspec.json.encode(to_baseline(session))`` is byte for byte ``msgwire.dumps(session)``:
-  both sides of that ratio parse and write the same document.
-- pydantic-ai: the same conversation as ``ModelRequest`` / ``ModelResponse`` for
-  ``ModelMessagesTypeAdapter`` (the caller passes ``pydantic_ai.messages``: pydantic-ai is
-  optional). What it has no place for is left out: the ``system_control`` messages, the session
-  envelope (id, created/updated, metadata), the per-message ids, the tool results'
-  ``started_at`` / ``duration_ms`` and structured ``error`` (the error text stays in the
-  content, with ``outcome="failed"``). Everything else maps one to one.
+Tagged Structs for this conversation (tagged unions, ``frozen``, ``kw_only``, ``omit_defaults``,
+``gc=False`` on every message, block and value struct; the Session envelope a plain mutable
+Struct, like msgwire's), with msgwire's field names, order and types (Literal enums, datetime
+timestamps, str ids, a nested usage Struct), only the fields the workload uses. So
+``msgspec.json.encode(to_baseline(session))`` is byte for byte ``msgwire.dumps(session)``: both
+sides of that ratio parse and write the same document.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from types import ModuleType
 from typing import Any, Literal, Union
 
 import msgspec
@@ -35,7 +28,6 @@ from ..types import (
     ToolCallBlock,
     ToolResultMessage,
     UrlSource,
-    Usage,
     UserMessage,
 )
 
@@ -217,92 +209,3 @@ def to_baseline(session: Session) -> BaselineSession:
         metadata=dict(session.metadata),
         messages=[baseline_message(m) for m in session.messages],
     )
-
-
-# --- the pydantic-ai form ---------------------------------------------------------------------
-
-_FINISH = {"end_turn": "stop", "tool_use": "tool_call", "length": "length"}
-
-
-def _pa_user_content(message: UserMessage, pa: ModuleType) -> Any:
-    blocks = message.content
-    if len(blocks) == 1 and type(blocks[0]) is TextBlock:
-        return blocks[0].text
-    parts: list[Any] = []
-    for b in blocks:
-        if type(b) is TextBlock:
-            parts.append(b.text)
-        elif type(b) is ImageBlock:
-            parts.append(pa.ImageUrl(url=b.source.url))  # type: ignore[union-attr]
-        elif type(b) is FileReferenceBlock:
-            meta = {"path": b.path, "start_line": b.start_line, "end_line": b.end_line}
-            parts.append(pa.TextContent(content=b.resolved_content or "", metadata=meta))
-        else:
-            raise TypeError(type(b))
-    return parts
-
-
-def _pa_response(m: AssistantMessage, pa: ModuleType) -> Any:
-    parts: list[Any] = []
-    for b in m.content:
-        if type(b) is ThinkingBlock:
-            parts.append(pa.ThinkingPart(content=b.thinking, signature=b.signature, provider_name=m.provider))
-        elif type(b) is TextBlock:
-            parts.append(pa.TextPart(content=b.text))
-        elif type(b) is ToolCallBlock:
-            parts.append(pa.ToolCallPart(tool_name=b.name, args=b.arguments, tool_call_id=b.id))
-        else:
-            raise TypeError(type(b))
-    u = m.usage or Usage()
-    return pa.ModelResponse(
-        parts=parts,
-        usage=pa.RequestUsage(
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_read_tokens=u.cache_read_tokens,
-            cache_write_tokens=u.cache_write_tokens,
-            output_reasoning_tokens=u.reasoning_tokens,
-        ),
-        model_name=m.model,
-        timestamp=m.timestamp,
-        provider_name=m.provider,
-        provider_response_id=m.response_id,
-        finish_reason=_FINISH[m.stop_reason or "end_turn"],
-    )
-
-
-def to_pydantic_ai(session: Session, pa: ModuleType) -> list[Any]:
-    """The conversation as pydantic-ai messages; ``pa`` is ``pydantic_ai.messages`` (imported by
-    the caller: pydantic-ai is optional). Consecutive tool results become the parts of one
-    ``ModelRequest``, as pydantic-ai makes them; ``system_control`` messages are left out."""
-    out: list[Any] = []
-    pending: list[Any] = []  # parts of the request being built
-    if session.system_prompt is not None:
-        pending.append(pa.SystemPromptPart(content=session.system_prompt, timestamp=session.created_at))
-
-    def flush() -> None:
-        if pending:
-            out.append(pa.ModelRequest(parts=list(pending), timestamp=pending[-1].timestamp))
-            pending.clear()
-
-    for m in session.messages:
-        if type(m) is UserMessage:
-            if any(type(p) is pa.ToolReturnPart for p in pending):
-                flush()
-            pending.append(pa.UserPromptPart(content=_pa_user_content(m, pa), timestamp=m.timestamp))
-        elif type(m) is ToolResultMessage:
-            pending.append(
-                pa.ToolReturnPart(
-                    tool_name=m.tool_name or "",
-                    content="".join(b.text for b in m.content if type(b) is TextBlock),
-                    tool_call_id=m.tool_call_id,
-                    timestamp=m.timestamp,
-                    outcome="failed" if m.is_error else "success",
-                )
-            )
-        elif type(m) is AssistantMessage:
-            flush()
-            out.append(_pa_response(m, pa))
-        # system_control: no pydantic-ai equivalent, left out
-    flush()
-    return out

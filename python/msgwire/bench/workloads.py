@@ -16,7 +16,8 @@ padding):
 The session: ``session()`` is a ~1 MB, 900-message coding-agent session (user turns with
 images and file references, assistant messages with signed thinking, text and tool calls,
 tool results with timings and errors, system control messages, a model switch), from nothing
-outside this file. Its peer forms (msgspec baseline, pydantic-ai) are in ``forms.py``.
+outside this file. Its msgspec baseline form is in ``forms.py``; its pydantic-ai form is the
+shipped conversion, ``msgwire.interop.pydantic_ai.to_model_messages``.
 """
 
 from __future__ import annotations

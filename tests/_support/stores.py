@@ -4,6 +4,9 @@ what is really stored), whatever the backend."""
 from __future__ import annotations
 
 import sqlite3
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +32,24 @@ def raw_sql(store: SQLStore, sql: str, params: Sequence[Any] = ()) -> list[tuple
 def key(store: SQLStore, value: str) -> Any:
     """An id as the store's columns hold it (PostgreSQL: its UTF-8 bytes)."""
     return value if isinstance(store, SQLiteStore) else value.encode()
+
+
+def wait_until_inside(threads: Sequence[threading.Thread], function: str, timeout: float = 60) -> None:
+    """Wait until every thread is inside a call of ``function`` (a name), seen on its stack: a
+    test then knows each waiter is waiting, not merely started."""
+
+    def inside(thread: threading.Thread) -> bool:
+        frame = sys._current_frames().get(thread.ident or 0)
+        while frame is not None:
+            if frame.f_code.co_name == function:
+                return True
+            frame = frame.f_back
+        return False
+
+    deadline = time.monotonic() + timeout
+    while not all(inside(thread) for thread in threads):
+        assert time.monotonic() < deadline, f"not every thread reached {function}"
+        time.sleep(0.01)
 
 
 # --- worker processes (run with the "spawn" start method: importable from here) -------------------

@@ -29,6 +29,7 @@ import pytest
 import msgwire
 from msgwire.errors import StoreError, StoreUnavailableError
 from msgwire.harness.store import SQLStore, open_store
+from msgwire.harness.store.pool import Pool
 from tests._support.postgres import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests._support.scale import scaled
 from tests._support.stores import post_worker
@@ -246,6 +247,24 @@ def _row_locked(store: SQLStore, conversation_id: str) -> Iterator[None]:
         conn.rollback()
 
 
+@contextmanager
+def _calls_of(function: Callable[..., Any]) -> Iterator[list[float]]:
+    """The calls of ``function`` this thread makes inside the block, when each began (seen by a
+    profile hook: nothing is replaced)."""
+    calls: list[float] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is function.__code__:
+            calls.append(time.monotonic())
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(previous)
+
+
 def _sessions(store: SQLStore, application: str) -> int:
     import psycopg
 
@@ -258,14 +277,23 @@ def _sessions(store: SQLStore, application: str) -> int:
 
 
 def test_a_pool_whose_connections_stay_in_use_says_so_after_its_timeout(own_pgserver: PostgresServer) -> None:
-    with open_store(own_pgserver.schema_url(), max_size=1, timeout=1) as store:
+    """Raised once: one wait of ``timeout`` for a connection, not one per retry of the
+    transaction (it was retried nine times: 271 s with psycopg_pool's 30 s)."""
+    with open_store(own_pgserver.schema_url(), max_size=1, timeout=2) as store:
         conversation_id = store.create().id
         with _row_locked(store, conversation_id):
             blocked = threading.Thread(target=store.append, args=(conversation_id, msgwire.user("waits")))
             blocked.start()  # holds the one connection while it waits for the row
             blocked.join(0.5)
-            with pytest.raises(StoreError, match="all 1 connections stayed in use for 1 s"):
+            started = time.monotonic()
+            with (
+                _calls_of(Pool.take) as takes,
+                pytest.raises(StoreError, match="all 1 connections stayed in use for 2 s"),
+            ):
                 store.info(conversation_id)
+            took = time.monotonic() - started
+        assert 2 <= took < 4  # one wait of timeout; a second attempt would wait 2 s more
+        assert len(takes) == 1  # one attempt at a connection
         blocked.join(60)
         assert [m.text for m in store.messages(conversation_id)] == ["waits"]  # type: ignore[union-attr]
 

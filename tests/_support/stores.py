@@ -151,7 +151,13 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
 
 def post_worker(url: str, to: str, text: str) -> None:
     """Post one direct message from a process of its own."""
+    posts_worker(url, [(to, text)])
+
+
+def posts_worker(url: str, mail: Sequence[tuple[str, str]]) -> None:
+    """Post direct messages ``(to, text)`` in turn from a process of its own."""
     from msgwire.harness.store import open_store
 
     with open_store(url) as store:
-        store.post(text, to=to)
+        for to, text in mail:
+            store.post(text, to=to)

@@ -27,7 +27,7 @@ from msgwire.harness.swarm import Swarm
 from msgwire.testing import Received, Reply, ScriptedServer, reply
 from tests._support.postgres import PostgresServer
 from tests._support.scale import scaled
-from tests._support.stores import post_worker
+from tests._support.stores import posts_worker
 
 WAKE = 10.0  # seconds within which an agent must be woken: a third of its poll of 30 s
 
@@ -92,33 +92,47 @@ def _until(condition: Callable[[], bool], timeout: float = 120) -> None:
 def test_every_idle_agent_wakes_at_once_from_here_from_another_process_and_after_a_restart(
     own_pgserver: PostgresServer, calls: tuple[_Calls, ScriptedServer]
 ) -> None:
-    """N idle agents (``scaled``: 3, deep 8), a poll of 30 s; a direct message to each in turn.
-    Before: the one LISTEN connection was read by one waiting agent at a time and one NOTIFY
-    woke one of them, so the second and third agents woke a poll or two late."""
+    """N idle agents (``scaled``: 3, deep 8), a poll of 30 s; a direct message to each in turn,
+    posted here, then from another process. Then the server restarts and the mail is posted
+    while the store's listener is away: the store's role may not log in again until every
+    message is committed, so no notification can reach it; once let in, the listener reads
+    what came and every agent answers. Before: the one LISTEN connection was read by one
+    waiting agent at a time and one NOTIFY woke one of them, so the second and third agents
+    woke a poll or two late."""
     record, server = calls
-    url = own_pgserver.schema_url()
+    url, role = own_pgserver.role_url()
     names = [f"agent-{i}" for i in range(scaled(3, 8))]
     spawn = multiprocessing.get_context("spawn")
+
+    def post_elsewhere(url: str, mail: list[tuple[str, str]]) -> None:
+        poster = spawn.Process(target=posts_worker, args=(url, mail))
+        poster.start()
+        poster.join(60)
+        assert poster.exitcode == 0
+
     with open_store(url) as store:
         swarm, provider = _swarm(store, server, names, window=1)  # one call on a message, then idle again
         with provider, swarm:
             swarm.start(poll_interval=30.0)
-            for where in ("here", "another process", "after a restart"):
-                if where == "after a restart":
-                    _until(lambda: all(a.state == "idle" for a in store.agents()))
-                    own_pgserver.restart()  # the agents sleep through it; the listener connects again
+            for where in ("here", "another process"):
                 for name in names:
                     text = f"wake up, {name} ({where})"
                     if where == "here":
                         swarm.send(name, text)
                     else:
-                        poster = spawn.Process(target=post_worker, args=(url, name, text))
-                        poster.start()
-                        poster.join(60)
-                        assert poster.exitcode == 0
+                        post_elsewhere(url, [(name, text)])
                     posted = time.monotonic()
                     assert record.wait(lambda t=text: t in record.texts, WAKE), f"{name} slept ({where})"
                     assert record.texts[text] - posted < WAKE
+            _until(lambda: all(a.state == "idle" for a in store.agents()))
+            away = {name: f"wake up, {name} (posted while the listener was away)" for name in names}
+            with own_pgserver.locked_out(role):
+                own_pgserver.restart()  # every session ends; the agents sleep through it
+                post_elsewhere(own_pgserver.url(options=f"-c search_path={role}"), list(away.items()))
+                assert own_pgserver.sessions(role) == 0  # the store's listener was away for the whole post
+            let_in = time.monotonic()
+            assert record.wait(lambda: all(t in record.texts for t in away.values()), WAKE), "an agent slept"
+            assert max(record.texts[t] for t in away.values()) - let_in < WAKE
             swarm.stop()
             assert swarm.errors == []
 

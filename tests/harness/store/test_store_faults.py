@@ -32,7 +32,7 @@ from msgwire.harness.store import SQLStore, open_store
 from msgwire.harness.store.pool import Pool
 from tests._support.postgres import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests._support.scale import scaled
-from tests._support.stores import post_worker
+from tests._support.stores import post_worker, wait_until_inside
 
 SLACK = 5.0  # seconds a loaded machine may add to a deadline
 PACKAGE_ROOT = str(Path(msgwire.__file__).resolve().parents[1])
@@ -366,31 +366,44 @@ def _wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
 
 def test_one_notify_wakes_every_waiting_thread_also_after_a_restart(own_pgserver: PostgresServer) -> None:
     """Waiters (``scaled``: 4, deep 16) on one store, each for a minute; a post from another
-    process wakes them all long before that, once before and once after a restart of the server
-    (the listening connection is made again). Before: one NOTIFY woke one waiter, the others
-    read the shared connection in turn under a lock."""
-    url = own_pgserver.schema_url()
+    process wakes them all long before that. Then, with new waiters waiting, the server
+    restarts and the mail is posted while the store's listener is away (the store's role may
+    not log in again until it is committed: no notification can reach the store); once let in,
+    the listener reads what came and wakes every waiter. Before: one NOTIFY woke one waiter, the
+    others read the shared connection in turn under a lock."""
+    url, role = own_pgserver.role_url()
     waiters = scaled(4, 16)
     spawn = multiprocessing.get_context("spawn")
     with open_store(url) as store:
         conversation = store.create()
         store.register_agent("target", conversation.id)
-        for round_ in range(2):
+        for where in ("another process", "while the listener was away"):
             seen = store.mail_seq()
             woken: list[int] = []
             threads = [threading.Thread(target=_wait_into, args=(store, seen, woken)) for _ in range(waiters)]
             for thread in threads:
                 thread.start()
-            poster = spawn.Process(target=post_worker, args=(url, "target", f"round {round_}"))
-            started = time.monotonic()
-            poster.start()
+            wait_until_inside(threads, "_wait_local")  # each waiting (its first look at the table made)
+            if where == "another process":
+                poster = spawn.Process(target=post_worker, args=(url, "target", where))
+                started = time.monotonic()
+                poster.start()
+                poster.join(60)
+            else:
+                with own_pgserver.locked_out(role):
+                    own_pgserver.restart()  # every session ends, the listener's too
+                    admin = own_pgserver.url(options=f"-c search_path={role}")
+                    poster = spawn.Process(target=post_worker, args=(admin, "target", where))
+                    poster.start()
+                    poster.join(60)
+                    assert own_pgserver.sessions(role) == 0  # the store's listener was away for the whole post
+                    assert woken == []  # so nobody could know yet
+                started = time.monotonic()  # let in
+            assert poster.exitcode == 0
             for thread in threads:
                 thread.join(60)
-            assert time.monotonic() - started < 30, "a waiter slept through the notification"
-            poster.join(60)
+            assert time.monotonic() - started < 30, f"a waiter slept through the post ({where})"
             assert woken == [seen + 1] * waiters
-            if round_ == 0:
-                own_pgserver.restart()
 
 
 def test_a_post_in_another_schema_wakes_nobody_here(own_pgserver: PostgresServer) -> None:

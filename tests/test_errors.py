@@ -4,10 +4,10 @@ DecodeError with an offset, never a PanicException (which `except Exception` wou
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -350,12 +350,41 @@ def test_rust_hostile_input_is_a_decode_error(data: bytes) -> None:
     normalize(data)
 
 
-@pytest.mark.parametrize("data", HOSTILE.values(), ids=HOSTILE.keys())
-def test_python_hostile_input_is_a_decode_error_or_a_session(data: bytes) -> None:
-    """Python reads some of these (older versions migrate, big ints fit a Python int) but never
-    fails with anything but a DecodeError."""
-    with contextlib.suppress(DecodeError):
+# What Python reads of HOSTILE, and what it must find there: a version below 1 migrates (a
+# negative one too), a big int fits a Python int, ``[]`` is the legacy list shape, empty.
+PYTHON_READS: dict[str, Callable[[Session], object]] = {
+    "version-negative": lambda s: (s.version, s.id, s.messages) == (1, "s", []),
+    "older-version": lambda s: (s.version, s.id, s.messages) == (1, "s", []),
+    "usage-2**64": lambda s: [m.usage.input_tokens for m in s.messages] == [2**64],  # type: ignore[union-attr]
+    "not-an-envelope": lambda s: (s.version, s.messages) == (1, []),
+}
+TOO_DEEP = {"arrays-100000", "objects-100000", "messages-100000", "closed-arrays-in-message"}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_python_hostile_input_is_a_decode_error_or_a_session(name: str) -> None:
+    """Python reads a few of these (``PYTHON_READS``) and writes back what it read; every other
+    one is a DecodeError (a ValueError) saying where: a byte offset inside the input or a JSON
+    path, or, for nesting too deep to read, that it is."""
+    data = HOSTILE[name]
+    if name in PYTHON_READS:
+        session = msgwire.loads(data)
+        assert PYTHON_READS[name](session), session
+        assert msgwire.loads(msgwire.dumps(session)) == session
+        return
+    with pytest.raises(DecodeError) as info:
         msgwire.loads(data)
+    error = info.value
+    assert isinstance(error, ValueError)
+    if name in TOO_DEEP:
+        assert str(error) == "JSON is malformed: nested too deeply"
+    elif error.offset is not None:
+        assert 0 <= error.offset <= len(data)
+        assert f"(byte {error.offset})" in str(error)
+    else:
+        assert error.path is not None
+        assert error.path.startswith("$")
+        assert f"`{error.path}`" in str(error)
 
 
 def test_rust_schema_error_points_into_the_offending_message() -> None:

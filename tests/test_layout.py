@@ -11,7 +11,8 @@
 - the harness parts (tools, providers, store, resources) do not import each other;
 - no module of the package takes part in an import cycle (lazy and `TYPE_CHECKING` imports
   counted);
-- an optional library is imported only in the module that needs it.
+- an optional library is imported only in the module that needs it;
+- the harness keeps no state at module level (``test_the_harness_keeps_no_module_level_state``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import ast
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -295,3 +297,97 @@ def test_the_test_doubles_are_msgwire_testing_and_the_harness_does_not_use_them(
     for path in (PACKAGE / "testing").rglob("*.py"):
         bad = [n for n in _imports(path) if n.startswith(("msgwire.harness", "msgwire.cli"))]
         assert not bad, f"{_where(path)} imports {bad}"
+
+
+# --- no module-level state in the harness -----------------------------------------------------
+
+MUTABLE_CALLS = {
+    "dict", "list", "set", "bytearray",
+    "defaultdict", "OrderedDict", "Counter", "deque", "ChainMap",
+    "WeakKeyDictionary", "WeakValueDictionary", "WeakSet",
+}  # fmt: skip
+MUTATORS = {
+    "append", "extend", "insert", "remove", "sort", "reverse",  # list
+    "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update",  # set
+    "update", "pop", "popitem", "clear", "setdefault",  # dict (and list, set)
+    "appendleft", "extendleft", "popleft", "rotate",  # deque
+}  # fmt: skip
+STATE_ALLOWED = {
+    ("harness/tools/docstrings.py", "_cache"): "a memo of a pure function of a class (its attribute docs, "
+    "read from its source), weakly keyed: no caller's data, the same answer for everyone",
+    ("harness/tools/results.py", "_block_types"): "a memo of issubclass per type: a pure function of the type",
+    ("harness/tools/run.py", "_shared"): "the thread pool every runner shares for sync tools, on purpose and "
+    "documented (SHARED_THREADS): it carries no call's data from one runner to another",
+}
+
+
+def _module_level(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The statements run at import: the module's own and those inside its top-level if/try/with."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(node, field, []))
+            for handler in getattr(node, "handlers", []):
+                pending.extend(handler.body)
+        else:
+            yield node
+
+
+def _is_mutable(value: ast.expr) -> bool:
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return name in MUTABLE_CALLS
+    return False
+
+
+def _module_state(path: Path) -> dict[str, str]:
+    """Module-level names ``path`` keeps state in, and why each counts: a container bound to a
+    name that is not an ALL_CAPS constant, a container (constant or not) the module changes
+    (item assignment or deletion, ``+=``, a mutating method), or a name a function rebinds
+    (``global``). ``functools.cache`` on a function is not looked at: a memo of a pure function."""
+    tree = ast.parse(path.read_text(), str(path))
+    containers: dict[str, bool] = {}  # name -> whether it is an ALL_CAPS constant
+    for node in _module_level(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        value = getattr(node, "value", None)
+        for target in targets:
+            dunder = isinstance(target, ast.Name) and target.id.startswith("__") and target.id.endswith("__")  # __all__
+            if isinstance(target, ast.Name) and not dunder and value is not None and _is_mutable(value):
+                containers[target.id] = target.id.lstrip("_").isupper()
+    state = {name: "a mutable container, not an ALL_CAPS constant" for name, caps in containers.items() if not caps}
+    for node in ast.walk(tree):
+        changed: str | None = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            changed = node.value.id if isinstance(node.value, ast.Name) else None
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            changed = node.target.id
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+            changed = node.func.value.id if isinstance(node.func.value, ast.Name) else None
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                state[name] = f"rebound at run time (global, line {node.lineno})"
+        if changed in containers:
+            state[changed] = f"a module-level container changed at line {node.lineno}"
+    return state
+
+
+def test_the_harness_keeps_no_module_level_state() -> None:
+    """A rule of the house: no module-level mutable state in the harness. State shared through a
+    module (a dict keyed by ``id(call)``, as the approvals' fingerprints and decoded arguments
+    were) is shared by every runner and thread and outlives what it was for: it belongs on an
+    object that makes the trip itself. Exceptions are listed with their reason."""
+    found = {
+        (_where(path), name): why
+        for path in (PACKAGE / "harness").rglob("*.py")
+        for name, why in _module_state(path).items()
+    }
+    unexplained = {key: why for key, why in found.items() if key not in STATE_ALLOWED}
+    assert not unexplained, f"module-level state in the harness: {unexplained}"
+    assert set(STATE_ALLOWED) <= set(found), f"allowed but gone (drop them): {set(STATE_ALLOWED) - set(found)}"

@@ -67,6 +67,41 @@ class PostgresServer:
             conn.execute(f"CREATE SCHEMA {name}")
         return self.url(options=f"-c search_path={name}")
 
+    def role_url(self, role: str | None = None) -> tuple[str, str]:
+        """A login role of its own (trusted, as every role but ``PASSWORD_ROLE``), made here
+        with a schema it owns; its URL (tables to that schema) and its name. ``locked_out``
+        then keeps its connections out while other roles get in."""
+        import psycopg
+
+        role = role or f"r_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {role} LOGIN")
+            conn.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+        return self.url(user=role, options=f"-c search_path={role}"), role
+
+    @contextmanager
+    def locked_out(self, role: str) -> Iterator[None]:
+        """``role`` cannot log in during the block (what is connected stays connected)."""
+        self._admin(f"ALTER ROLE {role} NOLOGIN")
+        try:
+            yield
+        finally:
+            self._admin(f"ALTER ROLE {role} LOGIN")
+
+    def sessions(self, role: str) -> int:
+        """How many sessions ``role`` has open now."""
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (role,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _admin(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]
+
     def _as_owner(self, *args: str) -> subprocess.CompletedProcess[str]:
         cmd = list(args)
         if os.geteuid() == 0:

@@ -4,6 +4,9 @@ what is really stored), whatever the backend."""
 from __future__ import annotations
 
 import sqlite3
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +32,24 @@ def raw_sql(store: SQLStore, sql: str, params: Sequence[Any] = ()) -> list[tuple
 def key(store: SQLStore, value: str) -> Any:
     """An id as the store's columns hold it (PostgreSQL: its UTF-8 bytes)."""
     return value if isinstance(store, SQLiteStore) else value.encode()
+
+
+def wait_until_inside(threads: Sequence[threading.Thread], function: str, timeout: float = 60) -> None:
+    """Wait until every thread is inside a call of ``function`` (a name), seen on its stack: a
+    test then knows each waiter is waiting, not merely started."""
+
+    def inside(thread: threading.Thread) -> bool:
+        frame = sys._current_frames().get(thread.ident or 0)
+        while frame is not None:
+            if frame.f_code.co_name == function:
+                return True
+            frame = frame.f_back
+        return False
+
+    deadline = time.monotonic() + timeout
+    while not all(inside(thread) for thread in threads):
+        assert time.monotonic() < deadline, f"not every thread reached {function}"
+        time.sleep(0.01)
 
 
 # --- worker processes (run with the "spawn" start method: importable from here) -------------------
@@ -130,7 +151,13 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
 
 def post_worker(url: str, to: str, text: str) -> None:
     """Post one direct message from a process of its own."""
+    posts_worker(url, [(to, text)])
+
+
+def posts_worker(url: str, mail: Sequence[tuple[str, str]]) -> None:
+    """Post direct messages ``(to, text)`` in turn from a process of its own."""
     from msgwire.harness.store import open_store
 
     with open_store(url) as store:
-        store.post(text, to=to)
+        for to, text in mail:
+            store.post(text, to=to)

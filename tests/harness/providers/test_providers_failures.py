@@ -123,11 +123,17 @@ def test_429_with_retry_after_is_honoured_then_succeeds(
 ) -> None:
     server.add(error(429, "Rate limit reached", retry_after=1), reply("after the wait"))
     caplog.set_level(logging.INFO, logger="msgwire.harness.providers")
-    with connect("openai", retry=Retry()).stream(REQUEST) as stream:
+    # a backoff would wait 1.5-2 s: told apart from the 1 s asked
+    with connect("openai", retry=Retry(initial_delay=2.0)).stream(REQUEST) as stream:
         assert stream.until_done().text == "after the wait"
-    assert [r.status for r in server.wait(2)] == [429, 200]
+    refused, served = server.wait(2)
+    assert [refused.status, served.status] == [429, 200]
+    assert refused.first_byte_at is not None
+    assert served.first_byte_at is not None
+    gap = served.first_byte_at - refused.first_byte_at  # measured by the server: the 429 sent, the retry answered
+    assert 1.0 <= gap < 1.25  # the server's word, no backoff or jitter (a loaded machine adds a little)
     (retry,) = caplog.records
-    assert retry.msgwire_wait == 1.0  # type: ignore[attr-defined]  # the server's word, no backoff or jitter
+    assert retry.msgwire_wait == 1.0  # type: ignore[attr-defined]  # and what msgwire says it waited
     assert "rate_limit_error" in retry.getMessage()
 
 
@@ -247,12 +253,11 @@ def test_a_reset_mid_body_raises_with_the_partial_message_and_is_not_retried(
     assert partial.stop_reason == "error"
     assert stream.message().content == partial.content
     # A reset may discard bytes the client had not read yet: the message holds exactly what the
-    # bytes it did read carry.
+    # bytes it did read carry (nothing, when it read none: the reset came before its first read).
     received_bytes = failure.value.offset
     assert received_bytes is not None
     assert received_bytes <= cut
-    if received_bytes:
-        assert partial.content == _partial(data, dialect, received_bytes).content
+    assert partial.content == _partial(data, dialect, received_bytes).content
     (received,) = server.wait(1)
     assert received.bytes_sent == cut
     assert server.pending == 1  # not retried

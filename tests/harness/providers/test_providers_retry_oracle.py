@@ -35,6 +35,8 @@ CASES: dict[str, tuple[int, str | None, dict[str, str], int | None, str]] = {
     "408": (408, None, {}, None, ""),
     "409": (409, None, {}, None, ""),
     "422": (422, None, {}, None, ""),
+    "422 api_error": (422, "api_error", {}, None, ""),  # with a status, the status decides
+    "400 api_error": (400, "api_error", {}, None, ""),
     "429": (429, "rate_limit_error", {}, None, ""),
     "500": (500, "api_error", {}, None, ""),
     "502": (502, None, {}, None, ""),

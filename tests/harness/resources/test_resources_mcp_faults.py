@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from mcp.client.stdio import PROCESS_TERMINATION_TIMEOUT
 
 from msgwire.errors import ResourceError
 from msgwire.harness.resources.mcp import MCPResources
@@ -49,11 +51,22 @@ def test_a_server_that_cannot_start_stops_neither_open_nor_the_others() -> None:
 
 
 def test_a_server_silent_at_start_is_given_up_after_connect_timeout(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
-    silent = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    """Given up at ``connect_timeout``: the server reads the handshake until its stdin closes,
+    the SDK's first step in stopping it, and notes when; ``open()`` returns once the process is
+    stopped (the SDK lets it exit on its own for PROCESS_TERMINATION_TIMEOUT, then kills it)."""
+    pid_file, closed_file = tmp_path / "pid", tmp_path / "closed"
+    silent = (
+        f"import os, sys, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+        f"sys.stdin.buffer.read(); open({str(closed_file)!r}, 'w').write(repr(time.time())); time.sleep(600)"
+    )
+    started = time.time()  # wall clock: compared with the server's
     with MCPResources({"silent": [sys.executable, "-c", silent]}, connect_timeout=2) as mcp:
+        opened = time.time() - started
         assert mcp.unavailable == {"silent": "could not connect: no answer to the MCP handshake within 2 s"}
         wait_until(lambda: process_gone(int(pid_file.read_text())), "the silent server's process to be stopped")
+    given_up = float(closed_file.read_text()) - started
+    assert 2 <= given_up < 3.5  # at connect_timeout, with what a loaded machine adds
+    assert opened - given_up < PROCESS_TERMINATION_TIMEOUT + 1.5  # then stopped, not waited for
 
 
 def test_a_slow_read_times_out_and_the_connection_stays() -> None:

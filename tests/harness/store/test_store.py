@@ -10,6 +10,7 @@ import io
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,7 @@ from msgwire import AssistantMessage, Message, ToolCallBlock, UnknownMessage
 from msgwire.errors import DecodeError, StoreError, StoreNotFoundError
 from msgwire.harness import Conversation
 from msgwire.harness.store import AsyncStore, BadRow, SQLStore, open_store
-from tests._support.stores import key, raw_sql
+from tests._support.stores import key, raw_sql, wait_until_inside
 from tests._support.strategies import examples, messages
 
 WEIRD_IDS = ["it's", 'say "hi"', "a\x00b", "x'; DROP TABLE msgwire_messages; --", "naïve 中 😀", "%s ? $1", ""]
@@ -332,18 +333,25 @@ def test_timestamps_come_back_in_utc_on_both_stores(store: SQLStore) -> None:
 
 
 def test_wake_waiters_ends_every_wait_at_once(store: SQLStore) -> None:
-    """What ``Swarm.stop`` calls, so that no idle agent sleeps out its poll."""
+    """What ``Swarm.stop`` calls, so that no idle agent sleeps out its poll: one call ends the
+    waits of 600 s of every thread waiting, long before any of them would time out."""
     c = store.create()
     store.register_agent("a", c.id)
     store.post("one", to="a")
+    listener = getattr(store, "_listener", None)  # PostgreSQL's LISTEN thread: its first look wakes every waiter
+    if listener is not None:
+        store.wait_mail(1, 0.01)  # starts it
+        wait_until_inside([listener._thread], "_read")  # past that look, which would hide a wake of one waiter
     returned: list[int] = []
-    waiters = [threading.Thread(target=lambda: returned.append(store.wait_mail(1, 600))) for _ in range(3)]
+    waiters = [threading.Thread(target=lambda: returned.append(store.wait_mail(1, 600)), daemon=True) for _ in range(3)]
     for thread in waiters:
         thread.start()
+    wait_until_inside(waiters, "_wait_local")  # each has begun its wait (a wake before that is not for it)
+    called = time.monotonic()
+    store.wake_waiters()  # once: it must end every wait, not one per call
     for thread in waiters:
-        while thread.is_alive():
-            store.wake_waiters()  # again: a waiter may not have started waiting yet
-            thread.join(0.05)
+        thread.join(max(0.0, called + 30 - time.monotonic()))
+    assert not any(thread.is_alive() for thread in waiters), "a wait of 600 s outlived wake_waiters by 30 s"
     assert returned == [1, 1, 1]  # the last seq, as at a timeout
 
 

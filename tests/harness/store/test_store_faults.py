@@ -29,9 +29,10 @@ import pytest
 import msgwire
 from msgwire.errors import StoreError, StoreUnavailableError
 from msgwire.harness.store import SQLStore, open_store
+from msgwire.harness.store.pool import Pool
 from tests._support.postgres import PASSWORD, PASSWORD_ROLE, PostgresServer
 from tests._support.scale import scaled
-from tests._support.stores import post_worker
+from tests._support.stores import post_worker, wait_until_inside
 
 SLACK = 5.0  # seconds a loaded machine may add to a deadline
 PACKAGE_ROOT = str(Path(msgwire.__file__).resolve().parents[1])
@@ -330,6 +331,24 @@ def _row_locked(store: SQLStore, conversation_id: str) -> Iterator[None]:
         conn.rollback()
 
 
+@contextmanager
+def _calls_of(function: Callable[..., Any]) -> Iterator[list[float]]:
+    """The calls of ``function`` this thread makes inside the block, when each began (seen by a
+    profile hook: nothing is replaced)."""
+    calls: list[float] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is function.__code__:
+            calls.append(time.monotonic())
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(previous)
+
+
 def _sessions(store: SQLStore, application: str) -> int:
     import psycopg
 
@@ -342,14 +361,23 @@ def _sessions(store: SQLStore, application: str) -> int:
 
 
 def test_a_pool_whose_connections_stay_in_use_says_so_after_its_timeout(own_pgserver: PostgresServer) -> None:
-    with open_store(own_pgserver.schema_url(), max_size=1, timeout=1) as store:
+    """Raised once: one wait of ``timeout`` for a connection, not one per retry of the
+    transaction (it was retried nine times: 271 s with psycopg_pool's 30 s)."""
+    with open_store(own_pgserver.schema_url(), max_size=1, timeout=2) as store:
         conversation_id = store.create().id
         with _row_locked(store, conversation_id):
             blocked = threading.Thread(target=store.append, args=(conversation_id, msgwire.user("waits")))
             blocked.start()  # holds the one connection while it waits for the row
             blocked.join(0.5)
-            with pytest.raises(StoreError, match="all 1 connections stayed in use for 1 s"):
+            started = time.monotonic()
+            with (
+                _calls_of(Pool.take) as takes,
+                pytest.raises(StoreError, match="all 1 connections stayed in use for 2 s"),
+            ):
                 store.info(conversation_id)
+            took = time.monotonic() - started
+        assert 2 <= took < 4  # one wait of timeout; a second attempt would wait 2 s more
+        assert len(takes) == 1  # one attempt at a connection
         blocked.join(60)
         assert [m.text for m in store.messages(conversation_id)] == ["waits"]  # type: ignore[union-attr]
 
@@ -422,31 +450,44 @@ def _wait_until(condition: Callable[[], bool], timeout: float = 60) -> None:
 
 def test_one_notify_wakes_every_waiting_thread_also_after_a_restart(own_pgserver: PostgresServer) -> None:
     """Waiters (``scaled``: 4, deep 16) on one store, each for a minute; a post from another
-    process wakes them all long before that, once before and once after a restart of the server
-    (the listening connection is made again). Before: one NOTIFY woke one waiter, the others
-    read the shared connection in turn under a lock."""
-    url = own_pgserver.schema_url()
+    process wakes them all long before that. Then, with new waiters waiting, the server
+    restarts and the mail is posted while the store's listener is away (the store's role may
+    not log in again until it is committed: no notification can reach the store); once let in,
+    the listener reads what came and wakes every waiter. Before: one NOTIFY woke one waiter, the
+    others read the shared connection in turn under a lock."""
+    url, role = own_pgserver.role_url()
     waiters = scaled(4, 16)
     spawn = multiprocessing.get_context("spawn")
     with open_store(url) as store:
         conversation = store.create()
         store.register_agent("target", conversation.id)
-        for round_ in range(2):
+        for where in ("another process", "while the listener was away"):
             seen = store.mail_seq()
             woken: list[int] = []
             threads = [threading.Thread(target=_wait_into, args=(store, seen, woken)) for _ in range(waiters)]
             for thread in threads:
                 thread.start()
-            poster = spawn.Process(target=post_worker, args=(url, "target", f"round {round_}"))
-            started = time.monotonic()
-            poster.start()
+            wait_until_inside(threads, "_wait_local")  # each waiting (its first look at the table made)
+            if where == "another process":
+                poster = spawn.Process(target=post_worker, args=(url, "target", where))
+                started = time.monotonic()
+                poster.start()
+                poster.join(60)
+            else:
+                with own_pgserver.locked_out(role):
+                    own_pgserver.restart()  # every session ends, the listener's too
+                    admin = own_pgserver.url(options=f"-c search_path={role}")
+                    poster = spawn.Process(target=post_worker, args=(admin, "target", where))
+                    poster.start()
+                    poster.join(60)
+                    assert own_pgserver.sessions(role) == 0  # the store's listener was away for the whole post
+                    assert woken == []  # so nobody could know yet
+                started = time.monotonic()  # let in
+            assert poster.exitcode == 0
             for thread in threads:
                 thread.join(60)
-            assert time.monotonic() - started < 30, "a waiter slept through the notification"
-            poster.join(60)
+            assert time.monotonic() - started < 30, f"a waiter slept through the post ({where})"
             assert woken == [seen + 1] * waiters
-            if round_ == 0:
-                own_pgserver.restart()
 
 
 def test_a_post_in_another_schema_wakes_nobody_here(own_pgserver: PostgresServer) -> None:

@@ -13,6 +13,7 @@ import msgwire
 from msgwire import AssistantMessage, ToolCallBlock, formats
 from msgwire.harness import (
     ApprovalRequest,
+    Approvals,
     Approve,
     Conversation,
     Deny,
@@ -325,6 +326,40 @@ def test_arguments_decoded_to_decide_are_run_once_then_decoded_afresh() -> None:
 
     asyncio.run(main())
     assert seen == [["a"], ["a"]]
+
+
+def test_what_decide_hands_to_execute_travels_on_the_approvals_only() -> None:
+    """The arguments ``decide`` decoded (and the fingerprints it took) go to ``execute`` on the
+    ``Approvals`` it returns, and nowhere else: an ``Approvals`` made again from the same message
+    and records is equal, encodes alike and runs alike, but decodes its arguments itself, and
+    takes nothing from the first one, which still hands its own out."""
+    bank = _Bank()
+    plain = bank.registry.get("pay")
+    assert plain is not None
+    original = plain.decode
+    decodes = 0
+
+    def counting(arguments: str) -> Any:
+        nonlocal decodes
+        decodes += 1
+        return original(arguments)
+
+    plain.decode = counting  # type: ignore[method-assign]
+    runner = ToolRunner(bank.registry)
+
+    async def main() -> None:  # approved without asking: decide's arguments are kept for the run
+        approvals = await runner.approve(_message(("c1", "pay", '{"to": "al", "amount": 5}')), policy="auto")
+        assert decodes == 1
+        again = Approvals(message=approvals.message, records=approvals.records)
+        assert again == approvals
+        assert msgspec.json.encode(again) == msgspec.json.encode(approvals)
+        assert [r.status for r in await runner.execute(again)] == ["success"]
+        assert decodes == 2, "made again, it decodes its own"
+        assert [r.status for r in await runner.execute(approvals)] == ["success"]
+        assert decodes == 2, "the first still hands out what decide decoded"
+
+    asyncio.run(main())
+    assert bank.paid == [("al", 5.0), ("al", 5.0)]
 
 
 def test_arguments_an_approver_saw_or_edited_are_decoded_again_to_run() -> None:

@@ -124,18 +124,31 @@ class DecisionRecord(msgspec.Struct, frozen=True, kw_only=True):
         return out
 
 
+class _Carried(msgspec.Struct, dict=True):
+    """What ``decide`` hands to ``execute`` beside the decisions, by call id, for the very blocks
+    it decided (frozen: an identical object has identical text): each block's fingerprint, and
+    the arguments it decoded for a call approved without asking (handed out once). Part of no
+    decision: equal to any other, encoded as ``{}``; a block that is not the one decided gets
+    neither."""
+
+    def __post_init__(self) -> None:
+        self.prints: dict[str, tuple[ToolCallBlock, str]] = {}
+        self.decoded: dict[str, tuple[ToolCallBlock, BaseTool, Any]] = {}
+
+
 class Approvals(msgspec.Struct, frozen=True, kw_only=True):
     """What ``decide`` returns: the assistant message's new state and one record per decided
     call (in call order). ``ToolRunner.execute`` runs the calls it grants."""
 
     message: AssistantMessage
     records: list[DecisionRecord]
+    _carried: _Carried = msgspec.field(default_factory=_Carried)
 
     def grant(self, call: ToolCallBlock) -> DecisionRecord | None:
         """The approval that covers ``call`` exactly as it is (same id, tool, arguments), if any."""
         if call.approval != "approved":
             return None
-        print_ = fingerprint(call)
+        print_ = decided_fingerprint(call, self)
         return next((r for r in self.records if r.approved and r.fingerprint == print_), None)
 
     def record_for(self, call_id: str) -> DecisionRecord | None:
@@ -151,42 +164,26 @@ class Recorder(Protocol):
 
 def fingerprint(call: ToolCallBlock) -> str:
     """``sha256`` (hex) over the call id, the tool name and the exact arguments text."""
-    known = _fingerprints.get(id(call))
-    if known is not None and known[0] is call:  # the same (frozen) block: its text cannot have changed
-        return known[1]
     data = msgspec.json.encode(["msgwire-tool-call-v1", call.id, call.name, call.arguments])
-    digest = hashlib.sha256(data).hexdigest()
-    if len(_fingerprints) >= _FINGERPRINTS_KEPT:
-        _fingerprints.clear()
-    _fingerprints[id(call)] = (call, digest)
-    return digest
+    return hashlib.sha256(data).hexdigest()
 
 
-# The fingerprints of the blocks last seen, by identity: a call is fingerprinted when it is
-# decided and again when it runs, and it is the same frozen object both times.
-_fingerprints: dict[int, tuple[ToolCallBlock, str]] = {}
-_FINGERPRINTS_KEPT = 1024
+def decided_fingerprint(call: ToolCallBlock, approvals: Approvals) -> str:
+    """``fingerprint(call)``, taken from ``approvals`` when ``call`` is the very block decided."""
+    known = approvals._carried.prints.get(call.id)
+    if known is not None and known[0] is call:
+        return known[1]
+    return fingerprint(call)
 
 
-def decoded_arguments(call: ToolCallBlock, tool: BaseTool) -> Any:
+def decoded_arguments(call: ToolCallBlock, tool: BaseTool, approvals: Approvals) -> Any:
     """The arguments of ``call`` as ``tool`` decodes them: those ``decide`` decoded when it
     approved this very block without asking anyone (handed out once: a second run of the same
     approvals decodes its own, which no earlier run has changed), else decoded now."""
-    kept = _decoded.pop(id(call), None)
+    kept = approvals._carried.decoded.pop(call.id, None)
     if kept is not None and kept[0] is call and kept[1] is tool:
         return kept[2]
     return tool.decode(call.arguments)
-
-
-def _keep_decoded(call: ToolCallBlock, tool: BaseTool, arguments: Any) -> None:
-    if len(_decoded) >= _FINGERPRINTS_KEPT:
-        _decoded.clear()
-    _decoded[id(call)] = (call, tool, arguments)
-
-
-# Arguments decoded by ``decide`` for the approved blocks, by identity, until they run: a call
-# is decoded to be decided and again to run, and it is the same frozen block both times.
-_decoded: dict[int, tuple[ToolCallBlock, BaseTool, Any]] = {}
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -251,20 +248,22 @@ async def decide(
 
     content = list(message.content)
     records: list[DecisionRecord] = []
+    carried = _Carried()
     for index in sorted(decisions):
         decision, how = decisions[index]
         block = content[index]
         assert type(block) is ToolCallBlock
         new_block, record = _apply(block, decision, how, registry)
         content[index] = new_block
+        carried.prints[new_block.id] = (new_block, record.fingerprint)
         if record.approved and index in decoded and new_block.arguments is block.arguments:
-            _keep_decoded(new_block, *decoded[index])
+            carried.decoded[new_block.id] = (new_block, *decoded[index])
         records.append(record)
         if conversation is not None:
             state = msgspec.structs.replace(message, content=list(content))
             entry_decision = "tool_call_approved" if record.approved else "tool_call_denied"
             conversation.record(state, entry_decision, record.audit())
-    return Approvals(message=msgspec.structs.replace(message, content=content), records=records)
+    return Approvals(message=msgspec.structs.replace(message, content=content), records=records, _carried=carried)
 
 
 _BY_POLICY = Approve(by="policy")

@@ -53,7 +53,16 @@ from msgwire.types import now
 
 from ..audit import RESULT_DECISIONS
 from . import results as _results
-from .approval import Approvals, Approver, DecisionRecord, Recorder, decide, decoded_arguments, fingerprint
+from .approval import (
+    Approvals,
+    Approver,
+    DecisionRecord,
+    Recorder,
+    decide,
+    decided_fingerprint,
+    decoded_arguments,
+    fingerprint,
+)
 from .policy import ApprovalPolicy
 from .registry import BaseTool, ToolContext, ToolRegistry
 
@@ -213,7 +222,7 @@ class ToolRunner:
         outcomes: list[_Outcome | None] = [None] * len(calls)
         jobs: list[_Job] = []
         for index, call in enumerate(calls):
-            job_or_outcome = self._prepare(index, call, granted, decided)
+            job_or_outcome = self._prepare(index, call, approvals, granted, decided)
             if isinstance(job_or_outcome, _Job):
                 jobs.append(job_or_outcome)
             else:
@@ -239,10 +248,15 @@ class ToolRunner:
     # --- internals --------------------------------------------------------------------------
 
     def _prepare(
-        self, index: int, call: ToolCallBlock, granted: set[str], decided: dict[str, DecisionRecord]
+        self,
+        index: int,
+        call: ToolCallBlock,
+        approvals: Approvals,
+        granted: set[str],
+        decided: dict[str, DecisionRecord],
     ) -> _Job | _Outcome:
         """A job to run, or the result the call gets without running."""
-        print_ = fingerprint(call)
+        print_ = decided_fingerprint(call, approvals)
         tool = self.registry.get(call.name)
         if tool is None:
             names = self.registry.names
@@ -251,7 +265,7 @@ class ToolRunner:
             failure = _results.infrastructure_failure(call, "unknown_tool", short)
             return _audited(failure, call, print_, "unknown_tool")
         try:
-            arguments = decoded_arguments(call, tool)
+            arguments = decoded_arguments(call, tool, approvals)
         except (msgspec.DecodeError, ValueError) as exc:
             text = str(exc) if " - at `" in str(exc) else f"{exc} - at `$`"
             short = f"Invalid arguments for tool {call.name!r}: {text}"

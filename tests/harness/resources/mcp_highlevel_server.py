@@ -10,19 +10,25 @@ read), the template ``control://bump/{by}`` (adds ``by`` to the counter and noti
 SDK's ``ResourceError``: an anticipated failure, its message reaches the client),
 ``note://boom`` (raises ``RuntimeError``: a crash, which the SDK reports by uri only),
 ``note://exit`` (the process exits while answering), and the template ``greeting://{name}``.
+``--gate PATH`` adds ``slow://gate``, the low-level server's: it answers once ``PATH`` exists, a
+read of it first appending the server's pid to ``PATH.waiting`` (a side effect that outlives the
+process).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--no-listen", action="store_true")
 parser.add_argument("--http", type=int, metavar="PORT")
+parser.add_argument("--gate", type=Path)
 args = parser.parse_args()
 
 # the failing resources are expected: keep the server's tracebacks out of the test output
@@ -80,6 +86,18 @@ def exit_now() -> str:
 def greeting(name: str) -> str:
     """A greeting for the named subject."""
     return f"Hello, {name}!"
+
+
+if args.gate is not None:
+    gate: Path = args.gate
+
+    @mcp.resource("slow://gate", mime_type="text/plain")
+    async def slow_gate() -> str:
+        with gate.with_name(gate.name + ".waiting").open("a") as waiting:
+            waiting.write(f"{os.getpid()}\n")
+        while not gate.exists():
+            await anyio.sleep(0.05)
+        return "the gate opened"
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ SDK's subscriptions story does); ``--refuse-listen`` advertises it but refuses e
 request; without either the server cannot notify, like ``simple-resource``. ``--ttl-ms N`` states
 a cache lifetime for reads (``cache_hints``). ``--no-templates`` leaves ``resources/templates/list``
 unserved, as ``simple-resource`` does. ``--gate PATH``: the file whose appearance lets
-``slow://gate`` answer (the server creates ``PATH.waiting`` when a read starts waiting for it).
+``slow://gate`` answer (a read of it first appends the server's pid to ``PATH.waiting``: a side
+effect that outlives the process, so a test can count how often the read reached a server).
 
 Resources: ``config://app`` (JSON), ``counter://reads`` (changes at every read), ``blob://pixel``
 (binary), ``control://bump`` (publishes an update of ``counter://reads``), ``crash://exit`` (the
@@ -87,7 +88,8 @@ def build_server(
             os._exit(3)
         elif uri == "slow://gate":
             if gate is not None:
-                gate.with_name(gate.name + ".waiting").touch()
+                with gate.with_name(gate.name + ".waiting").open("a") as waiting:
+                    waiting.write(f"{os.getpid()}\n")
             while gate is None or not gate.exists():
                 await anyio.sleep(0.05)
             contents = [types.TextResourceContents(uri=uri, text="the gate opened")]

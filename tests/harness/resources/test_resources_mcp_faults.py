@@ -4,6 +4,7 @@ processes; the tests wait on what the manager reports, never on time alone."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -96,11 +97,105 @@ def test_a_slow_read_holds_up_no_other_read(tmp_path: Path) -> None:
 def test_a_server_that_dies_mid_session_is_started_again_by_the_next_read() -> None:
     with MCPResources({"s": LOWLEVEL}) as mcp:
         first = pid_of(mcp.read("s", "counter://reads"))
-        assert mcp.read("s", "crash://exit").error == "server 's' could not read 'crash://exit': Connection closed"
+        assert mcp.read("s", "crash://exit").error == (
+            "server 's' could not read 'crash://exit': the connection was lost before the answer came: "
+            "Connection closed"
+        )
         assert mcp.unavailable == {"s": "the connection was lost: Connection closed"}
         again = mcp.read("s", "counter://reads", refresh=True)
         assert pid_of(again) != first
         assert again.content == f"read 1 by {pid_of(again)}"  # a new process
+        assert mcp.unavailable == {}
+
+
+class GatedRead:
+    """A read of ``slow://gate`` in a thread of its own (``--gate PATH``: it waits for ``PATH``),
+    timed; ``servers()`` are the pids the read reached, one per server it was sent to (the server
+    appends its pid to ``PATH.waiting``: a side effect that outlives the process)."""
+
+    def __init__(self, mcp: MCPResources, server: str, gate: Path) -> None:
+        self.waiting = gate.with_name(gate.name + ".waiting")
+        self.block: MCPResourceBlock | None = None
+        self.took = 0.0
+        self._thread = threading.Thread(target=self._read, args=(mcp, server))
+        self._thread.start()
+        wait_until(self.waiting.exists, "the read to reach the server")
+
+    def _read(self, mcp: MCPResources, server: str) -> None:
+        start = time.monotonic()
+        self.block = mcp.read(server, "slow://gate")
+        self.took = time.monotonic() - start
+
+    def servers(self) -> list[int]:
+        return [int(pid) for pid in self.waiting.read_text().split()]
+
+    def result(self) -> MCPResourceBlock:
+        self._thread.join(WAIT)
+        assert self.block is not None, "the read did not end"
+        return self.block
+
+
+@pytest.mark.parametrize("flags", [[], ["--listen"]], ids=["silent", "notifying"])
+def test_a_read_in_flight_when_its_stdio_server_dies_fails_naming_it_and_is_not_sent_again(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    """The read is not sent to the server started again: it may have acted on it (a read with
+    side effects would run twice), and the restart would take the read past its ``timeout``. The
+    next read starts the server again."""
+    gate, timeout = tmp_path / "gate", 10.0
+    with MCPResources({"s": [*LOWLEVEL, *flags, "--gate", str(gate)]}, timeout=timeout) as mcp:
+        first = pid_of(mcp.read("s", "counter://reads"))
+        read = GatedRead(mcp, "s", gate)
+        kill(first)  # while the read waits for its gate
+        block = read.result()
+        assert block.error == (
+            "server 's' could not read 'slow://gate': the connection was lost before the answer came: Connection closed"
+        )
+        assert read.took < timeout
+        assert read.servers() == [first]  # sent once, to the server that died
+        assert mcp.unavailable == {"s": "the connection was lost: Connection closed"}  # not started again yet
+        again = pid_of(mcp.read("s", "counter://reads", refresh=True))
+        assert again != first
+        assert (read.servers(), mcp.unavailable) == ([first], {})
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-listen"]], ids=["notifying", "silent"])
+def test_a_read_in_flight_when_its_http_server_dies_fails_naming_it_and_is_not_sent_again(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    gate, timeout = tmp_path / "gate", 10.0
+    with HttpServer(*flags, "--gate", str(gate)) as server, MCPResources({"wiki": server.url}, timeout=timeout) as mcp:
+        first = mcp.read("wiki", "note://pid").content
+        read = GatedRead(mcp, "wiki", gate)
+        server.kill()
+        block = read.result()
+        # the SDK's words for a connection that ended, or (had the transport outlived the cut
+        # response) for the response stream cut before the answer
+        assert re.fullmatch(
+            "server 'wiki' could not read 'slow://gate': the connection was lost before the answer came: "
+            "(Connection closed|SSE stream ended without a response)",
+            block.error or "",
+        ), block.error
+        assert read.took < timeout
+        assert len(read.servers()) == 1
+        server.start()
+        back = mcp.read("wiki", "note://pid", refresh=True)
+        assert back.status == "resolved"
+        assert back.content != first
+        assert len(read.servers()) == 1
+
+
+@pytest.mark.parametrize("flags", [[], ["--listen"]], ids=["silent", "notifying"])
+def test_a_stdio_server_that_dies_between_reads_is_seen_gone_and_started_again_before_the_next_read(
+    flags: list[str],
+) -> None:
+    with MCPResources({"s": [*LOWLEVEL, *flags]}) as mcp:
+        first = pid_of(mcp.read("s", "counter://reads"))
+        kill(first)
+        wait_until(lambda: mcp.unavailable == {"s": "the connection was lost: Connection closed"}, "the loss seen")
+        again = mcp.read("s", "counter://reads", refresh=True)
+        assert pid_of(again) != first
+        assert again.content == f"read 1 by {pid_of(again)}"  # sent once, to the new process
         assert mcp.unavailable == {}
 
 
@@ -131,6 +226,14 @@ def test_an_http_server_killed_and_restarted(listens: bool) -> None:
         if listens:
             assert changes.wait_for("wiki", "note://readme")  # the cut stream dropped both copies
         down = mcp.read("wiki", "note://pid", refresh=True)
+        if not listens:
+            # nothing told of the loss: the read is sent, and the SDK ends the connection when the
+            # request cannot be posted (the same words as a request cut mid-answer); not sent again
+            assert down.error == (
+                "server 'wiki' could not read 'note://pid': the connection was lost before the answer came: "
+                "Connection closed"
+            )
+            down = mcp.read("wiki", "note://pid", refresh=True)
         assert down.error == (
             "server 'wiki' could not read 'note://pid': could not connect: ConnectError: All connection attempts failed"
         )

@@ -9,9 +9,11 @@
 - the ToolRunner: a model's bad arguments become the error result the model reads, the tool
   receives model instances, an approver sees (and may edit) plain JSON.
 
-Where msgwire differs from pydantic-ai on purpose, the test says so: a lone model parameter
-refuses argument names the model does not know (pydantic-ai drops them silently), and its
-schema says so (``additionalProperties: false``, no title).
+Where msgwire differs from pydantic-ai on purpose, the test says so: arguments are read strictly
+(pydantic-ai coerces ``"13"`` to 13 where its schema says integer), names a model does not know
+are refused at every depth (pydantic-ai drops them silently), and the schema says so
+(``additionalProperties: false`` on each model's object; no title on a lone model's);
+``test_tool_strict_arguments.py`` has the rule itself.
 """
 
 from __future__ import annotations
@@ -155,13 +157,14 @@ def lone_model(model: Foo) -> str:
     return f"{model.x} {model.y}"
 
 
-# function -> (good arguments, bad arguments[, arguments pydantic-ai accepts although its own schema
-# refuses them: it coerces "13" to 13 where the schema says integer; msgwire's msgspec-read
-# parameters follow the schema, and a pydantic-read parameter is pydantic's to judge])
+# function -> (good arguments, bad arguments[, arguments pydantic-ai accepts although msgwire's schema
+# refuses them: it coerces "13" to 13 where the schema says integer, and drops names a model does
+# not know; msgwire follows the schema, whichever library reads the parameter])
 CASES: dict[Any, tuple[list[Any], ...]] = {
     takes_model_and_int: (
-        [{"model": {"x": 0, "y": "a"}, "z": 1}, {"model": {"x": 0, "y": "a", "w": 1}, "z": 1}],
+        [{"model": {"x": 0, "y": "a"}, "z": 1}],
         [{"model": {"x": "no", "y": "a"}, "z": 1}, {"model": {"x": 0}, "z": 1}, {"z": 1}, {"x": 0, "y": "a", "z": 1}],
+        [{"model": {"x": 0, "y": "a", "w": 1}, "z": 1}, {"model": {"x": "0", "y": "a"}, "z": 1}],
     ),
     required_and_default: ([{"a": 13}, {"a": 13, "b": 4}], [{}, {"b": 4}, {"a": 1, "c": 2}], [{"a": "13"}]),
     keyword_only: ([{"b": 17}, {"a": 4, "b": 17}], [{"a": 4}]),
@@ -191,6 +194,10 @@ CASES: dict[Any, tuple[list[Any], ...]] = {
             {"person": {"name": "Ann", "age": 1, "home": {"street": "1", "city": "O"}}, "tags": ["c"]},
             {"person": {"name": "Ann", "home": {"street": "1", "city": "O"}}},
         ],
+        [
+            {"person": {"name": "Ann", "age": "40", "home": {"street": "1", "city": "O"}}},
+            {"person": {"name": "Ann", "age": 40, "home": {"street": "1", "city": "O", "zip": "0150"}}},
+        ],
     ),
     field_metadata: (
         [{"count": 0}, {"count": 10, "name": "abc", "size": 1, "from": "there"}],
@@ -201,6 +208,7 @@ CASES: dict[Any, tuple[list[Any], ...]] = {
             {"count": 1, "name": "b"},
             {"count": 1, "size": 0},
         ],
+        [{"count": "1"}, {"count": 1, "size": "2"}],
     ),
     models_in_containers: (
         [{"by_name": {"k": {"x": 1, "y": "a"}}, "some": [None, {"x": 2, "y": "b"}]}],
@@ -234,6 +242,19 @@ def _resolved(schema: dict[str, Any], *, title: bool = False) -> dict[str, Any]:
     return out
 
 
+def _closed(schema: Any) -> Any:
+    """``schema`` with ``additionalProperties: false`` on each object that says nothing of other
+    names (a model's: msgwire refuses the names it does not know, and says so)."""
+    if isinstance(schema, list):
+        return [_closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _closed(v) for k, v in schema.items()}
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
+    return out
+
+
 def _verdict(fn: FunctionTool[Any, Any], arguments: Any) -> tuple[bool, Any]:
     try:
         decoded = fn.decode(json.dumps(arguments))
@@ -255,9 +276,7 @@ def _their_verdict(schema: Any, arguments: Any) -> tuple[bool, Any]:
 def test_the_same_schema_and_verdicts_as_pydantic_ai(fn: Any) -> None:
     ours = tool(fn)
     theirs = pydantic_ai.Tool(fn).function_schema
-    expected = _resolved(theirs.json_schema)
-    if ours.model.flatten:  # a lone TypedDict: msgwire refuses unknown names, and says so
-        expected["additionalProperties"] = False
+    expected = _closed(_resolved(theirs.json_schema))
     assert _resolved(ours.spec.parameters) == expected
     jsonschema.Draft202012Validator.check_schema(ours.spec.parameters)
     validator = jsonschema.Draft202012Validator(ours.spec.parameters)
@@ -287,7 +306,8 @@ def test_parameter_schemas_are_pydantics_own() -> None:
         return out
 
     props = tool(nested).spec.parameters["properties"]
-    assert props["person"] == _resolved(made_up_titles_dropped(TypeAdapter(Person).json_schema()), title=True)
+    own = _resolved(made_up_titles_dropped(TypeAdapter(Person).json_schema()), title=True)
+    assert props["person"] == _closed(own)  # and unknown names refused, said
     props = tool(field_metadata).spec.parameters["properties"]
     assert props["count"] == TypeAdapter(Annotated[int, Field(ge=0, le=10, description="How many.")]).json_schema()
     assert props["size"] == TypeAdapter(Annotated[int, Field(3, gt=0, description="The size.")]).json_schema()
@@ -426,8 +446,9 @@ def test_through_the_runner_the_tool_gets_models_and_the_model_hears_its_mistake
     assert [r.status for r in results] == ["success", "error"]
     assert results[0].content[0].text == "Ann at Oslo"
     assert received == [Person(name="Ann", age=40, home=Address(street="1 Road", city="Oslo"))]
-    assert results[1].content[0].text == (
-        "Invalid arguments for tool 'register': Expected `str`, got `int` - at `$.note`"  # msgspec's, first
+    assert results[1].content[0].text == (  # pydantic's and msgspec's, all of them
+        "Invalid arguments for tool 'register': Input should be greater than or equal to 0 - at `$.person.age`; "
+        "String should have at least 1 character - at `$.person.home.street`; Expected `str`, got `int` - at `$.note`"
     )
     only_pydantic = '{"person": {"name": "Ann", "age": -3, "home": {"street": "", "city": "Oslo"}}}'
     with ToolRunner(registry) as runner:

@@ -38,12 +38,16 @@ Under faults (each shown by a test in ``tests/harness/resources/``; ``docs/guara
 - A server that fails to start or connect does not stop the others: ``open()`` connects every
   server at once and logs each failure, ``unavailable`` names it with the reason, and its reads
   are error blocks saying why (``could not connect: FileNotFoundError: ...``).
-- A lost server is reconnected by the next call that needs it: a call that finds the connection
-  closed drops it, connects again (a stdio server is started again) and retries once, so a
-  server restarted between two reads is not an error; while it stays down every read is an error
-  block with the reason, and it works again once the server is back, without ``open()``. Cached
-  entries that relied on its change stream are dropped (updates may have been missed); entries
-  kept for their freshness period are still served.
+- A lost server is reconnected by the next call that needs it: a connection whose server ended
+  it (a stdio server that exited) is dropped at once, and the next call connects again (a stdio
+  server is started again) before it sends anything, so a server gone between two reads is not an
+  error; while it stays down every read is an error block with the reason, and it works again
+  once the server is back, without ``open()``. Cached entries that relied on its change stream
+  are dropped (updates may have been missed); entries kept for their freshness period are still
+  served.
+- A call in flight when its connection is lost fails (``the connection was lost before the answer
+  came: Connection closed``) and is never sent again: the server may have acted on it (a read with
+  side effects would run twice), and a restart would take the call past its ``timeout``.
 - A slow server: each request gets ``timeout`` seconds and the handshake ``connect_timeout``. A
   read past it is an error block (``no answer within 2 s``; the SDK cancels the request) and the
   connection stays up for the next read; other reads, of that server or another, go on meanwhile.
@@ -65,9 +69,9 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 import msgspec
 
@@ -83,6 +87,8 @@ try:
     from anyio.from_thread import BlockingPortal, start_blocking_portal
     from mcp import Client, StdioServerParameters
     from mcp.client.caching import MAX_TTL_MS, CacheEntry, CacheKey, InMemoryResponseCacheStore, ResponseCacheStore
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
     from mcp.client.subscriptions import ListenNotSupportedError, ResourceUpdated, SubscriptionLost
     from mcp.shared.exceptions import MCPError
     from mcp_types import (
@@ -175,19 +181,79 @@ class _Unavailable(Exception):
     """The server has no connection and none could be made; the message says why."""
 
 
+class _Lost(Exception):
+    """The connection was lost while a request waited for its answer; the message says how."""
+
+
 class _Connection:
     """One live connection to a server: the SDK client, the task group its change stream runs
     in, and what that stream watches. A reconnect makes a new one."""
 
-    def __init__(self, client: Client, group: anyio.abc.TaskGroup) -> None:
+    def __init__(self, client: Client, group: anyio.abc.TaskGroup, ended: anyio.Event) -> None:
         self.client = client
         self.group = group
         self.stop = anyio.Event()
+        self.ended = ended
+        """Set once the server ended the connection (see ``_EndWatch``)."""
         resources = client.server_capabilities.resources
         self.notifies = client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(resources and resources.subscribe)
         self.watched: set[str] = set()
         self.watching: anyio.CancelScope | None = None
         self.watch_lock = anyio.Lock()
+
+
+class _Receiving(Protocol):
+    """What ``_EndWatch`` uses of a transport's read stream (its items pass through untouched)."""
+
+    async def receive(self) -> Any: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _EndWatch:
+    """A transport's read stream, passed through to the SDK, that sets ``ended`` once it is at its
+    end (the server exited, or closed the connection): the SDK says so only to a request that
+    fails, and a request must not be sent on a connection known to be gone."""
+
+    def __init__(self, stream: _Receiving, ended: anyio.Event) -> None:
+        self._stream = stream
+        self._ended = ended
+
+    def __getattr__(self, name: str) -> Any:  # the SDK reads ``last_context`` where there is one
+        return getattr(self._stream, name)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _transport(target: StdioServerParameters | str, ended: anyio.Event) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's transport to ``target`` (the one its ``Client`` makes of it), its end watched."""
+    opened = streamable_http_client(target) if isinstance(target, str) else stdio_client(target)
+    async with opened as (read, write):
+        yield _EndWatch(read, ended), write
 
 
 class _Link:
@@ -352,7 +418,7 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
         return found
 
     def _reason(self, exc: Exception) -> str:
-        if isinstance(exc, _Unavailable):
+        if isinstance(exc, _Unavailable | _Lost):
             return str(exc)
         if isinstance(exc, TimeoutError):
             return f"no answer within {self.timeout:g} s"
@@ -388,8 +454,11 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
             self._closing.set()
 
     async def _connection(self, link: _Link) -> _Connection:
-        """``link``'s connection, made now when it has none (``_Unavailable`` when it cannot be)."""
+        """``link``'s connection, made now when it has none or its server ended it (``_Unavailable``
+        when it cannot be)."""
         async with link.connecting:
+            if link.connection is not None and link.connection.ended.is_set():
+                self._release(link, "the connection was lost: Connection closed")
             if link.connection is None and self._group is not None:
                 await self._group.start(self._serve, link)
             if link.connection is None:
@@ -406,11 +475,13 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
                 link.handshake = handshake
                 # no read timeout of the SDK's: it would bound the handshake too (and a probe timed
                 # out makes the SDK fall back to the old protocol); _request bounds each request
-                async with Client(link.target, cache=None) as client:
+                ended = anyio.Event()
+                async with Client(_transport(link.target, ended), cache=None) as client:
                     handshake.deadline = math.inf
                     link.handshake = None
                     async with anyio.create_task_group() as group:
-                        connection = link.connection = _Connection(client, group)
+                        connection = link.connection = _Connection(client, group, ended)
+                        group.start_soon(self._release_when_ended, link, connection)
                         task_status.started()
                         await connection.stop.wait()
                         group.cancel_scope.cancel()
@@ -434,6 +505,12 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
         if not closing:
             await self._forget(link.name, connection, "its connection ended")
 
+    async def _release_when_ended(self, link: _Link, connection: _Connection) -> None:
+        """Drop ``connection`` as soon as its server ends it, not at the next call: ``unavailable``
+        says so at once, and a stdio server's process is reaped."""
+        await connection.ended.wait()
+        self._release(link, "the connection was lost: Connection closed", connection)
+
     def _release(self, link: _Link, why: str, connection: _Connection | None = None) -> None:
         """Stop using ``connection`` (``link``'s current one by default): the next call connects
         again."""
@@ -446,21 +523,19 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
         connection.stop.set()
 
     async def _request(self, link: _Link, call: Callable[[_Connection], Awaitable[_T]]) -> _T:
-        """``call`` on ``link``'s connection, connecting first when there is none. A connection
-        found closed is released and made again once, so a server restarted since the last call
-        is not an error; a second closed connection is."""
-        for retry in (False, True):
-            connection = await self._connection(link)
-            try:
-                with anyio.fail_after(self.timeout):
-                    return await call(connection)
-            except MCPError as exc:
-                if exc.code != CONNECTION_CLOSED:
-                    raise
-                self._release(link, f"the connection was lost: {exc}", connection)
-                if retry:
-                    raise
-        raise AssertionError("unreachable")
+        """``call`` on ``link``'s connection, connecting first when there is none (or its server
+        ended it since the last call), within ``timeout``. A connection lost while ``call`` waits
+        is released and ``call`` fails (``_Lost``), never sent again: the server may have acted on
+        it, and a restart would take the call past its timeout. The next call connects again."""
+        connection = await self._connection(link)
+        try:
+            with anyio.fail_after(self.timeout):
+                return await call(connection)
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:
+                raise
+            self._release(link, f"the connection was lost: {exc}", connection)
+            raise _Lost(f"the connection was lost before the answer came: {exc}") from exc
 
     # --- on the loop: requests ------------------------------------------------------------------
 
@@ -601,7 +676,7 @@ class MCPResources(AbstractContextManager["MCPResources"], Resolver):
             # only an end the server caused gets here (replacing the stream cancels `scope`)
             if connection.watching is scope:
                 await self._forget(link.name, connection, f"its change stream ended ({cut or 'closed by the server'})")
-            if cut is not None:
+            if cut is not None and not connection.ended.is_set():  # else the server's end says why
                 self._release(link, f"the connection was lost: its change stream was cut ({cut})", connection)
 
     async def _forget(self, name: str, connection: _Connection, why: str) -> None:

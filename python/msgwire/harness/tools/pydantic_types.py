@@ -11,6 +11,24 @@ validation error becomes a ``msgspec.ValidationError`` in msgspec's words' shape
 at `$.path```, every error joined by ``; ``), so the runner tells the model as for any other
 bad argument.
 
+The rule is every parameter's (``arguments.py``), not pydantic's defaults:
+
+- Strict: pydantic's strict mode, which for JSON is msgspec's rule (no ``"13"`` or ``13.0`` for an
+  integer, no ``"yes"`` or ``"true"`` for a boolean; an ISO string is still a datetime, a date or
+  a UUID).
+- A name a model, dataclass or TypedDict does not know is refused at every depth, said in
+  msgspec's words (``Object contains unknown field `ssn` - at `$.person```), unless its config
+  (its own, or the one it inherits) sets ``extra=``: ``"allow"`` and ``"ignore"`` are kept.
+
+``_Strict.of(adapter)`` copies pydantic's core schema with ``extra_behavior="forbid"`` wherever
+nobody said otherwise (``_closed``); the JSON Schema is made from that copy (``_said_closed``), so
+the model is told ``additionalProperties: false`` exactly where a name is refused. Validation
+cannot use the copy alone: pydantic-core reuses a model class's own validator in place of its
+schema, so a model forbids only by its own config. When no type in the parameter sets ``extra=``
+(the usual case), validation runs with ``extra="forbid"`` for all of it; when one does, a model
+without a word of its own has the names it dropped found by walking the validated value beside
+the JSON (``_dropped``), and those are told only once nothing else is wrong.
+
 A ``Field(...)`` on the parameter itself is the parameter's: its ``default`` /
 ``default_factory`` are the parameter's default, its ``alias`` (or a string
 ``validation_alias``) the argument's name; its description and constraints go to the adapter.
@@ -20,16 +38,16 @@ Whatever pydantic would ignore is refused with ``TypeError`` naming the tool and
 inside the type, metadata pydantic does not know.
 
 A lone model parameter (a model with named fields, not a ``RootModel``) is the arguments
-themselves, as for a Struct: the model's fields are the tool's argument names, and a name the
-model does not know is refused unless the model's config says what to do with extra fields
-(``extra="allow"`` / ``"ignore"`` / ``"forbid"``).
+themselves, as for a Struct: the model's fields are the tool's argument names, under the same
+rule.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -40,12 +58,12 @@ from msgwire.errors import MissingExtraError
 from .hints import NO_DEFAULT, Param, annotated_extras, is_pydantic, split_annotated
 
 try:
-    from pydantic import AliasChoices, AliasPath, Field, RootModel, TypeAdapter, ValidationError
+    from pydantic import AliasChoices, AliasPath, BaseModel, Field, RootModel, TypeAdapter, ValidationError
     from pydantic.errors import PydanticErrorMixin
     from pydantic.fields import FieldInfo
-    from pydantic.json_schema import GenerateJsonSchema, PydanticJsonSchemaWarning
+    from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, PydanticJsonSchemaWarning
     from pydantic.warnings import UnsupportedFieldAttributeWarning
-    from pydantic_core import CoreSchema, PydanticUndefined, to_jsonable_python
+    from pydantic_core import CoreSchema, PydanticUndefined, SchemaValidator, core_schema, to_jsonable_python
 except ImportError as exc:
     raise MissingExtraError("msgwire's tools with pydantic parameters", "pydantic", exc) from None
 
@@ -57,10 +75,164 @@ _REFUSED_WARNINGS = (UnsupportedFieldAttributeWarning, PydanticJsonSchemaWarning
 
 class _ToolJsonSchema(GenerateJsonSchema):
     """pydantic's JSON Schema without the titles it makes up for fields (``"title": "X"`` for
-    ``x``); a title given with ``Field(title=...)`` stays."""
+    ``x``; a title given with ``Field(title=...)`` stays), and ``additionalProperties: false`` on
+    each model or dataclass that refuses names it does not know (``_said_closed``)."""
 
     def field_title_should_be_set(self, schema: CoreSchema) -> bool:
         return False
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        return _said_closed(super().model_schema(schema), schema)
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        return _said_closed(super().dataclass_schema(schema), schema)
+
+
+@dataclass(frozen=True)
+class _Strict:
+    """What validates one parameter (or a lone model's arguments): the closed core ``schema``,
+    its validator, and whether some type in it sets ``extra=`` itself (``said``)."""
+
+    schema: CoreSchema
+    validator: SchemaValidator
+    said: bool
+
+    @classmethod
+    def of(cls, adapter: TypeAdapter[Any]) -> _Strict:
+        adapter.rebuild()  # a core schema, not pydantic's placeholder for one not built yet
+        said: list[bool] = []
+        schema = _closed(adapter.core_schema, False, said)
+        return cls(schema, SchemaValidator(schema), bool(said))
+
+    def validate(self, data: str | bytes, prefix: str) -> Any:
+        """``data`` (JSON) validated, or ``msgspec.ValidationError`` with every problem, paths
+        under ``prefix`` (``$`` or ``$.name``)."""
+        try:
+            value = self.validator.validate_json(data, strict=True, extra=None if self.said else "forbid")
+        except ValidationError as exc:
+            raise _invalid(exc, prefix) from None
+        if self.said:
+            dropped = list(_dropped(value, msgspec.json.decode(data), prefix))
+            if dropped:
+                raise msgspec.ValidationError("; ".join(dropped))
+        return value
+
+
+def _said_closed(
+    json_schema: JsonSchemaValue, schema: core_schema.ModelSchema | core_schema.DataclassSchema
+) -> JsonSchemaValue:
+    """``json_schema`` of a model or dataclass with ``additionalProperties: false`` when its closed
+    core schema forbids extra names (pydantic's generator reads a model's class config for it, not
+    the core schema)."""
+    inner: Any = schema["schema"]
+    while inner.get("type", "").startswith("function-") and "schema" in inner:  # a model's own validators
+        inner = inner["schema"]
+    if inner.get("extra_behavior") == "forbid" and json_schema.get("type") == "object":
+        json_schema.setdefault("additionalProperties", False)
+    return json_schema
+
+
+def _invalid(error: ValidationError, prefix: str) -> msgspec.ValidationError:
+    """pydantic's errors in msgspec's shape (``<message> - at `$.path```), joined by ``; ``."""
+    parts = []
+    for item in error.errors(include_url=False):
+        loc, message = item["loc"], item["msg"]
+        if item["type"] in _EXTRA and loc:  # said as msgspec says it, at the object
+            loc, message = loc[:-1], _unknown(str(loc[-1]))
+        path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+        parts.append(f"{message} - at `{path}`")
+    return msgspec.ValidationError("; ".join(parts))
+
+
+_EXTRA = ("extra_forbidden", "unexpected_keyword_argument")  # a model's or a TypedDict's, a dataclass's
+
+
+def _unknown(name: str) -> str:
+    return f"Object contains unknown field `{name}`"
+
+
+def _closed(node: Any, said: bool, anywhere: list[bool]) -> Any:
+    """A copy of a core schema in which every model, dataclass and TypedDict whose config does not
+    set ``extra`` forbids names it does not know (``said``: the enclosing model's or dataclass's
+    config sets it; ``anywhere`` gets an item for each type whose config does). Only the schema's
+    dicts and lists are copied: the classes, functions and defaults in it are used as they are."""
+    if isinstance(node, list):
+        return [_closed(item, said, anywhere) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind in ("model", "dataclass"):
+        said = "extra_fields_behavior" in node.get("config", {})
+        if said:
+            anywhere.append(True)
+    copied = {key: _closed(value, said, anywhere) for key, value in node.items()}
+    if kind in ("model-fields", "dataclass-args") and not said and "extra_behavior" not in node:
+        copied["extra_behavior"] = "forbid"
+    elif kind == "typed-dict":
+        # pydantic writes the default ("ignore") in; a closed or extra_items TypedDict said its own
+        if "extra_fields_behavior" in node.get("config", {}) or node.get("extra_behavior", "ignore") != "ignore":
+            anywhere.append(True)
+        else:
+            copied["extra_behavior"] = "forbid"
+    return copied
+
+
+def _dropped(value: Any, given: Any, path: str) -> Iterator[str]:
+    """The names a model without an ``extra=`` of its own dropped from ``given`` (the JSON it was
+    validated from), at every depth; the validated ``value`` says which type each part became
+    (a union's choice included)."""
+    if isinstance(value, BaseModel):
+        cls = type(value)
+        if cls.__pydantic_root_model__:
+            yield from _dropped(getattr(value, "root", None), given, path)
+            return
+        if not isinstance(given, dict):
+            return
+        fields = _accepted_names(cls)
+        for key, item in given.items():
+            if key in fields:
+                field = fields[key]
+                if field is not None:
+                    yield from _dropped(getattr(value, field), item, f"{path}.{key}")
+            elif "extra" not in cls.model_config:
+                yield f"{_unknown(key)} - at `{path}`"
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type) and isinstance(given, dict):
+        for key, item in given.items():
+            if hasattr(value, key):
+                yield from _dropped(getattr(value, key), item, f"{path}.{key}")
+    elif isinstance(value, dict) and isinstance(given, dict):
+        by_key = all(key in value for key in given)
+        pairs = zip(given, value.values() if not by_key else (value[k] for k in given), strict=False)
+        for key, item in pairs:
+            yield from _dropped(item, given[key], f"{path}.{key}")
+    elif isinstance(value, list | tuple) and isinstance(given, list):
+        for i, (item, part) in enumerate(zip(value, given, strict=False)):
+            yield from _dropped(item, part, f"{path}[{i}]")
+
+
+def _accepted_names(cls: type[BaseModel]) -> dict[str, str | None]:
+    """The names a model's validation reads, each to the field it fills: each field's aliases
+    (every choice of an ``AliasChoices``) and, when the config allows it, its name; the first key
+    of an ``AliasPath`` is read too, but is not the field's whole value (``None``)."""
+    config = cls.model_config
+    by_alias = config.get("validate_by_alias", True)
+    by_name = config.get("validate_by_name") or config.get("populate_by_name") or not by_alias
+    names: dict[str, str | None] = {}
+    fields: dict[str, FieldInfo] = cls.model_fields
+    for name, info in fields.items():
+        alias = info.validation_alias if info.validation_alias is not None else info.alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        aliases: dict[str, str | None] = {}
+        for choice in choices:
+            if isinstance(choice, str):
+                aliases[choice] = name
+            elif choice is not None and isinstance(choice.path[0], str):  # an AliasPath
+                aliases[choice.path[0]] = None
+        if by_alias:
+            names.update(aliases)
+        if by_name or not aliases:
+            names[name] = name
+    return names
 
 
 @dataclass(frozen=True)
@@ -70,7 +242,7 @@ class PydanticArgument:
 
     name: str
     key: str
-    adapter: TypeAdapter[Any]
+    strict: _Strict
     default: Any
     factory: Callable[[], Any] | None
 
@@ -78,12 +250,10 @@ class PydanticArgument:
         """The value of an argument the model left out (one it may leave out)."""
         return self.factory() if self.factory is not None else copy.deepcopy(self.default)
 
-    def validate(self, raw: msgspec.Raw) -> Any:
-        """The argument's JSON text validated (``msgspec.ValidationError`` when it does not fit)."""
-        try:
-            return self.adapter.validate_json(bytes(raw))
-        except ValidationError as exc:
-            raise _invalid(exc, f"$.{self.key}") from None
+    def validate(self, raw: bytes) -> Any:
+        """The argument's JSON text validated (``msgspec.ValidationError`` with every problem
+        when it does not fit)."""
+        return self.strict.validate(raw, f"$.{self.key}")
 
 
 @dataclass(frozen=True)
@@ -92,28 +262,14 @@ class PydanticLone:
     ``$defs``), ``validate(text)``, ``to_builtins(value)``."""
 
     adapter: TypeAdapter[Any]
+    strict: _Strict
     schema: dict[str, Any]
-    known: frozenset[str] | None
-    """The argument names accepted, when the others are refused (``None``: the model decides)."""
 
     def validate(self, text: str) -> Any:
-        problems: list[str] = []
-        if self.known is not None:
-            names = _object_keys.decode(text)  # also a clear error for malformed JSON or a non-object
-            problems = [f"Object contains unknown field `{k}`" for k in names if k not in self.known]
-        try:
-            value = self.adapter.validate_json(text)
-        except ValidationError as exc:
-            problems.append(str(_invalid(exc, "$")))
-        if problems:
-            raise msgspec.ValidationError("; ".join(problems))
-        return value
+        return self.strict.validate(text, "$")
 
     def to_builtins(self, value: Any) -> Any:
         return self.adapter.dump_python(value, mode="json", by_alias=True)
-
-
-_object_keys = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def to_jsonable(value: Any) -> Any:
@@ -127,11 +283,10 @@ def arguments(tool: str, params: list[Param]) -> tuple[list[PydanticArgument], d
     refer to (``$defs``, refs written ``#/$defs/<name>``)."""
     made = [_argument(tool, p) for p in params]
     with _refusing(tool, ", ".join(p.name for p in params)):
-        schemas, defs = TypeAdapter.json_schemas(
-            [(a.key, "validation", a.adapter) for a in made], ref_template=REF, schema_generator=_ToolJsonSchema
-        )
+        generator = _ToolJsonSchema(ref_template=REF)
+        schemas, defs = generator.generate_definitions([(a.key, "validation", a.strict.schema) for a in made])
     properties = {a.key: schemas[(a.key, "validation")] for a in made}
-    return made, properties, dict(defs.get("$defs", {}))
+    return made, properties, {str(name): schema for name, schema in defs.items()}
 
 
 def lone(tool: str, param: Param) -> PydanticLone | None:
@@ -141,41 +296,17 @@ def lone(tool: str, param: Param) -> PydanticLone | None:
     base, _ = split_annotated(param.hint)
     if not isinstance(base, type) or issubclass(base, RootModel):
         return None
-    config: dict[str, Any] = dict(getattr(base, "model_config", None) or getattr(base, "__pydantic_config__", {}))
     with _refusing(tool, param.name):
         adapter: TypeAdapter[Any] = TypeAdapter(_for_pydantic(param.hint, param.doc))
-        schema = adapter.json_schema(ref_template=REF, schema_generator=_ToolJsonSchema)
+        strict = _Strict.of(adapter)
+        schema = _ToolJsonSchema(ref_template=REF).generate(strict.schema)
     defs = schema.pop("$defs", {})
     top = _resolved(schema, defs)
     if top.get("type") != "object" or "properties" not in top:
         return None
-    known: frozenset[str] | None = None
-    if config.get("extra") is None:
-        known = _accepted_names(base, config) or frozenset(top["properties"])
-        top["additionalProperties"] = False
     if defs:
         top["$defs"] = defs
-    return PydanticLone(adapter, top, known)
-
-
-def _accepted_names(cls: type, config: dict[str, Any]) -> frozenset[str]:
-    """The top-level names a model's validation accepts: each field's aliases (every choice of an
-    ``AliasChoices``) and, when the config allows it, its name (empty for a class pydantic has no
-    fields of, such as a TypedDict)."""
-    fields: dict[str, FieldInfo] = getattr(cls, "__pydantic_fields__", None) or {}
-    by_alias = config.get("validate_by_alias", True)
-    by_name = config.get("validate_by_name") or config.get("populate_by_name") or not by_alias
-    names: set[str] = set()
-    for name, info in fields.items():
-        alias = info.validation_alias if info.validation_alias is not None else info.alias
-        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
-        firsts = [c if isinstance(c, str) else c.path[0] for c in choices if c is not None]  # AliasPath: its key
-        aliases = {a for a in firsts if isinstance(a, str)}
-        if by_alias:
-            names |= aliases
-        if by_name or not aliases:
-            names.add(name)
-    return frozenset(names)
+    return PydanticLone(adapter, strict, top)
 
 
 def _resolved(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -201,12 +332,12 @@ def _argument(tool: str, param: Param) -> PydanticArgument:
         kept.alias = kept.validation_alias = kept.serialization_alias = None
         kept.alias_priority = None
         annotated: Any = Annotated[info.annotation, kept]
-        adapter: TypeAdapter[Any] = TypeAdapter(annotated)
+        strict = _Strict.of(TypeAdapter(annotated))
     default = NO_DEFAULT if info.default is PydanticUndefined else info.default
     factory = info.default_factory
     if factory is not None and info.default_factory_takes_validated_data:
         raise TypeError(f"tool {tool!r}, parameter {param.name!r}: a default_factory taking the validated data")
-    return PydanticArgument(param.name, key, adapter, default, factory)  # type: ignore[arg-type]
+    return PydanticArgument(param.name, key, strict, default, factory)  # type: ignore[arg-type]
 
 
 def _key(info: FieldInfo, name: str) -> str:
@@ -284,11 +415,3 @@ class _refusing:
             if issubclass(caught.category, _REFUSED_WARNINGS):
                 raise TypeError(f"{self.where}: {caught.message}")
             warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
-
-
-def _invalid(error: ValidationError, prefix: str) -> msgspec.ValidationError:
-    parts = []
-    for item in error.errors(include_url=False):
-        path = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"])
-        parts.append(f"{item['msg']} - at `{path}`")
-    return msgspec.ValidationError("; ".join(parts))

@@ -21,8 +21,10 @@ what is checked can never drift apart.
   attribute docstrings of a Struct's, dataclass's or TypedDict's fields describe those fields;
 - a function whose only parameter is a Struct, a dataclass, a TypedDict or a pydantic model
   (required) takes that type's fields as its arguments, and is called with the decoded value;
-- unknown argument names are refused (``additionalProperties: false``), so a model that invents
-  one hears about it.
+- one rule for every argument, whichever library reads it (``arguments.py``): JSON's own types
+  (no ``"13"`` for an integer: pydantic runs in strict mode), unknown names refused at every
+  depth (``additionalProperties: false`` on each object; a pydantic model's own ``extra=`` is
+  kept), so a model that invents one hears about it, and every problem told at once.
 
 Nested types are written in place (Gemini's and some local models' tool schemas do not follow
 ``$ref``); only a type that contains itself stays under ``$defs``.
@@ -33,15 +35,17 @@ from __future__ import annotations
 import copy
 import inspect
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
 
 import msgspec
 import msgspec.inspect as mi
 
+from .arguments import Argument, envelope_decoder, lone_decoder, msgspec_argument
 from .docstrings import Docstring, attribute_docs, parse_docstring
 from .hints import NO_DEFAULT, Param, for_msgspec, is_pydantic, split_annotated, uses_pydantic
+from .unknown import types_in
 
 __all__ = ["ArgumentsModel", "arguments_model", "parse_docstring", "schema_of"]
 
@@ -113,27 +117,14 @@ class _Read:
 
 def _lone_msgspec(tool: str, param: Param) -> _Read | None:
     """The arguments as a lone Struct, dataclass or TypedDict parameter (its fields the argument
-    names, unknown ones refused); ``None`` for any other type."""
+    names); ``None`` for any other type."""
     hint = _msgspec_hint(tool, param)
     info = mi.type_info(split_annotated(hint)[0])
     if not isinstance(info, _NAMED) or getattr(info, "array_like", False):
         return None
-    schema = _schema(tool, hint)
+    schema = _schema(tool, hint, closed=True)
     schema["additionalProperties"] = False
-    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(hint)
-    if isinstance(info, mi.StructType) and info.forbid_unknown_fields:
-        return _Read(schema, decoder.decode, msgspec.to_builtins, flatten=True)
-    tag_field = getattr(info, "tag_field", None)
-    known = frozenset([f.encode_name for f in info.fields] + ([tag_field] if tag_field else []))
-
-    def decode(text: str) -> Any:
-        value = decoder.decode(text)
-        for key in _object_keys.decode(text):
-            if key not in known:
-                raise msgspec.ValidationError(f"Object contains unknown field `{key}`")
-        return value
-
-    return _Read(schema, decode, msgspec.to_builtins, flatten=True)
+    return _Read(schema, lone_decoder(hint), msgspec.to_builtins, flatten=True)
 
 
 def _lone_pydantic(tool: str, param: Param) -> _Read | None:
@@ -150,7 +141,8 @@ def _lone_pydantic(tool: str, param: Param) -> _Read | None:
 
 def _envelope(tool: str, params: list[Param], by_pydantic: set[str]) -> _Read:
     """The arguments as an object of the parameters, decoded into a Struct made for them;
-    parameters pydantic reads are kept as raw JSON by msgspec, then validated by pydantic."""
+    parameters pydantic reads are kept as raw JSON by msgspec, then validated by pydantic
+    (``arguments.py``)."""
     validated: list[Any] = []
     properties: dict[str, Any] = {}
     defs: dict[str, Any] = {}
@@ -159,42 +151,28 @@ def _envelope(tool: str, params: list[Param], by_pydantic: set[str]) -> _Read:
 
         validated, properties, defs = pydantic_types.arguments(tool, [p for p in params if p.name in by_pydantic])
     by_name = {a.name: a for a in validated}
+    arguments: list[Argument] = []
     fields: list[tuple[str, Any, Any]] = []
     for param in params:
         if param.name in by_name:
-            argument = by_name[param.name]
-            required = argument.default is NO_DEFAULT and argument.factory is None
-            default = msgspec.field(default=msgspec.NODEFAULT if required else msgspec.UNSET, name=argument.key)
+            made = by_name[param.name]
+            required = made.default is NO_DEFAULT and made.factory is None
+            arguments.append(Argument(param.name, made.key, required, made.validate, made.missing, raw=True))
+            default = msgspec.field(default=msgspec.NODEFAULT if required else msgspec.UNSET, name=made.key)
             fields.append((param.name, msgspec.Raw, default))
         else:
-            fields.append((param.name, _msgspec_hint(tool, param), _default(param.default)))
+            hint = _msgspec_hint(tool, param)
+            arguments.append(msgspec_argument(tool, param.name, hint, param.default))
+            fields.append((param.name, hint, _default(param.default)))
     struct = msgspec.defstruct(f"{tool}__arguments", fields, kw_only=True, forbid_unknown_fields=True)
-    schema = _schema(tool, struct, properties, defs, envelope=struct)
-    decoder = msgspec.json.Decoder(struct)
+    schema = _schema(tool, struct, properties, defs, envelope=struct, closed=True)
+    decode = envelope_decoder(msgspec.json.Decoder(struct), arguments)
     if not validated:
-        return _Read(schema, decoder.decode, msgspec.to_builtins, flatten=False)
+        return _Read(schema, decode, msgspec.to_builtins, flatten=False)
 
     from .pydantic_types import to_jsonable
 
-    def decode(text: str) -> Any:
-        arguments = decoder.decode(text)
-        problems = []
-        for argument in validated:
-            raw = getattr(arguments, argument.name)
-            try:
-                value = argument.missing() if raw is msgspec.UNSET else argument.validate(raw)
-            except msgspec.ValidationError as exc:
-                problems.append(str(exc))
-                continue
-            setattr(arguments, argument.name, value)
-        if problems:
-            raise msgspec.ValidationError("; ".join(problems))
-        return arguments
-
     return _Read(schema, decode, lambda arguments: msgspec.to_builtins(arguments, enc_hook=to_jsonable), flatten=False)
-
-
-_object_keys = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def _msgspec_hint(tool: str, param: Param) -> Any:
@@ -206,7 +184,7 @@ def _msgspec_hint(tool: str, param: Param) -> Any:
         info = mi.type_info(hint)
     except TypeError as exc:
         raise TypeError(f"{where}: {exc}") from exc
-    for node in _types(info):
+    for node in types_in(info):
         if isinstance(node, mi.CustomType):
             raise TypeError(
                 f"{where}: msgwire cannot describe {node.cls!r} to a model; use a type msgspec decodes (str, int, "
@@ -214,24 +192,6 @@ def _msgspec_hint(tool: str, param: Param) -> Any:
                 "pydantic installed, a pydantic model or type"
             )
     return hint
-
-
-def _types(info: mi.Type) -> Iterator[mi.Type]:
-    """Every type in ``info``'s tree, each once (a recursive type refers to itself)."""
-    seen: set[int] = set()
-    stack = [info]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        yield node
-        for name in node.__struct_fields__:
-            value = getattr(node, name)
-            for item in value if isinstance(value, tuple) else (value,):
-                item = item.type if isinstance(item, mi.Field) else item
-                if isinstance(item, mi.Type):
-                    stack.append(item)
 
 
 def _default(value: Any) -> Any:
@@ -255,11 +215,15 @@ def _schema(
     properties: dict[str, Any] | None = None,
     defs: dict[str, Any] | None = None,
     envelope: Any = None,
+    *,
+    closed: bool = False,
 ) -> dict[str, Any]:
     """msgspec's schema of ``top_type`` (see ``schema_of``), with ``properties`` replacing the
     ones of the same name and ``defs`` (pydantic's) joining msgspec's components; ``envelope``
-    is the Struct made for the parameters (no source to read attribute docstrings from)."""
-    named = [t for t in _types(mi.type_info(top_type)) if isinstance(t, _NAMED) and t.cls is not envelope]
+    is the Struct made for the parameters (no source to read attribute docstrings from);
+    ``closed``: every object of a Struct, dataclass or TypedDict says ``additionalProperties:
+    false`` (a tool refuses names they do not know at every depth: ``unknown.py``)."""
+    named = [t for t in types_in(mi.type_info(top_type)) if isinstance(t, _NAMED) and t.cls is not envelope]
     try:
         (top_ref, *refs), components = msgspec.json.schema_components(
             [top_type, *(t.cls for t in named)], ref_template=_PREFIX + "{name}"
@@ -267,7 +231,10 @@ def _schema(
     except TypeError as exc:  # e.g. a default JSON cannot carry
         raise TypeError(f"tool {tool!r}: {exc}") from exc
     for info, ref in zip(named, refs, strict=True):
-        _describe_fields(components[ref["$ref"].removeprefix(_PREFIX)], info)
+        component = components[ref["$ref"].removeprefix(_PREFIX)]
+        _describe_fields(component, info)
+        if closed and component.get("type") == "object":
+            component.setdefault("additionalProperties", False)
     top = _resolve(top_ref, components)
     top.pop("title", None)
     renamed = _join(components, defs or {})

@@ -5,10 +5,12 @@ with ``mypy --strict``; both name an example by where it stands, ``file:line`` (
 its opening fence), e.g. ``docs/guide/streams.md:42``. The conventions, in the fence's info
 string (GitHub renders by its first word and ignores the rest):
 
-- ```` ```python ````: a whole program. It runs in a fresh namespace (``__name__ ==
-  "__main__"``) with an empty temporary directory as its working directory, without API keys
-  in the environment, and must print nothing on standard error, log no warning and leave
-  nothing in the repository. Its own ``assert``s say what it shows. It reads the files it
+- ```` ```python ````: a whole program, standing alone (no block continues another). It runs
+  in a fresh interpreter with warnings as errors, an empty temporary directory as its working
+  directory and no API keys in the environment, and must exit 0, print nothing on standard
+  error (nor log a warning) and leave nothing in the repository: a model is
+  ``msgwire.testing.ScriptedServer`` (or an httpx ``MockTransport``), never the network. Its
+  own ``assert``s say what it shows. It reads the files it
   needs from msgwire's package data (``importlib.resources.files("msgwire")``), so that a
   reader can run it anywhere; one that shows a recording of the repository's test suite reads
   it as ``tests/fixtures/...``, the path from a checkout's root (the working directory holds

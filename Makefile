@@ -61,6 +61,17 @@ test: build system ## Run every test: cargo test, a short fuzz run, then pytest 
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(BIN)/python -m pytest --quiet tests benches --benchmark-disable
 
+# The edit loop leaves out what takes minutes and rarely breaks from an edit elsewhere: the fuzz
+# run and cargo test (run `cargo test` when the Rust changed), the benches' smoke run, the
+# PostgreSQL fault tests that stop and restart a server, and mypy over the typing tests and the
+# docs' examples (tests/test_typing.py). `make test` runs them all.
+QUICK_SKIP := --ignore=tests/harness/store/test_store_faults.py --ignore=tests/harness/test_swarm_faults.py \
+	--ignore=tests/test_typing.py
+
+.PHONY: test-quick
+test-quick: build system ## The edit loop: pytest tests/ without the fuzz run, cargo test, benches, PostgreSQL restarts, mypy
+	$(BIN)/python -m pytest --quiet tests $(QUICK_SKIP)
+
 .PHONY: test-deep
 test-deep: build system ## The longer randomized search: property tests at random, DEEP_SCALE (10) times the examples
 	MSGWIRE_HYPOTHESIS=deep MSGWIRE_HYPOTHESIS_SCALE=$(DEEP_SCALE) $(BIN)/python -m pytest --quiet tests $(DEEP_ARGS)

@@ -1,5 +1,5 @@
 """Code as a user writes it: it must type-check under mypy --strict with no error (run by
-tests/test_typing.py). Each narrowing below is what the README shows."""
+tests/test_typing.py). Each narrowing below is what the guide (docs/guide/) shows."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def get_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, object]:
     return {"city": city, "unit": unit}
 
 
-@tools.tool(policy="ask", concurrency_safe=False, timeout=30)  # the README's form
+@tools.tool(policy="ask", concurrency_safe=False, timeout=30)  # the guide's form (docs/guide/tools.md)
 async def send_email(to: str, body: str) -> str:
     """Send an email."""
     return f"sent to {to}"

@@ -107,7 +107,7 @@ class ImageData(msgspec.Struct, frozen=True, kw_only=True):
 
 @runtime_checkable
 class VisionModel(Protocol):
-    """A multimodal model, as the agent hands it in (the providers adapt to this; see README).
+    """A multimodal model, as the agent hands it in (the providers adapt to this; see docs/guide/resources.md).
 
     ``sees_images``: whether the model takes images (the providers' capability table).
     ``analyze(message)``: one model call answering ``message`` (the prompt and the image, as a

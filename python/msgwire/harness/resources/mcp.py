@@ -15,7 +15,7 @@ or one string split as a shell would with ``shlex``), an http(s) URL (streamable
   resource;
 - ``resolve_message(message)``: its pending MCP resource blocks read;
 - ``context(*blocks)``: a ``UserMessage(source="context")`` holding them, the way resources enter
-  a conversation (system-provided context; see the README for how each dialect sees it);
+  a conversation (system-provided context; docs/guide/resources.md says how each dialect sees it);
 - ``unavailable``: the servers not connected at the moment, each with the reason.
 
 Caching builds on the SDK's own: entries are SDK ``CacheEntry``s in an SDK ``ResponseCacheStore``

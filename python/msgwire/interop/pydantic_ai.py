@@ -62,8 +62,9 @@ from ..types import (
     Usage,
     UserMessage,
 )
+from .pydantic_ai_model import MsgwireModel
 
-__all__ = ["from_model_messages", "to_model_messages"]
+__all__ = ["MsgwireModel", "from_model_messages", "to_model_messages"]
 
 _FINISH: dict[StopReason, str] = {
     "end_turn": "stop",

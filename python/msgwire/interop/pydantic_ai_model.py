@@ -71,7 +71,7 @@ _TAGGED_DIALECTS = frozenset({"openai", "ollama"})
 """Dialects whose text may hold ``<think>`` tags (OpenAI-compatible and local servers), as
 pydantic-ai's own models split them: its Chat Completions model does, its Anthropic and Responses
 models do not."""
-_ALWAYS_UNSUPPORTED = frozenset({"timeout", "max_retries", "extra_headers", "service_tier"})
+_ALWAYS_UNSUPPORTED: frozenset[Any] = frozenset({"timeout", "max_retries", "extra_headers", "service_tier"})
 _DIALECT_SETTINGS: dict[str, frozenset[str]] = {
     "top_k": frozenset({"anthropic", "ollama"}),
     "seed": frozenset({"openai", "ollama"}),
@@ -196,7 +196,7 @@ class MsgwireModel(Model):
         settings, params = self.prepare_request(settings, params)
         request = build_request(
             messages,
-            settings,  # type: ignore[arg-type]  # a TypedDict is a Mapping
+            settings,
             params,
             dialect=self._dialect,
             system=self._system,
@@ -396,7 +396,7 @@ def _instructions(model: Model, messages: Sequence[ModelMessage], params: ModelR
 
 def _system_of(provider: HTTPProvider) -> str:
     for name, preset in PRESETS.items():
-        if preset.get("base_url", "").rstrip("/") == provider.base_url:
+        if (preset.get("base_url") or "").rstrip("/") == provider.base_url:
             return "ollama" if name == "ollama-openai" else name
     return _SYSTEMS[provider.dialect]
 

@@ -55,6 +55,7 @@ from ..types import (
     ThinkingBlock,
     Tool,
     ToolCallBlock,
+    ToolChoice,
     ToolResultMessage,
     UrlSource,
     UserMessage,
@@ -134,7 +135,7 @@ def build_request(
     if instructions:
         system_parts.append(instructions)
     tools = [_tool(t) for t in [*_function_tools(params), *params.output_tools]]
-    tool_choice = None
+    tool_choice: ToolChoice | None = None
     if tools:
         tool_choice = "auto" if params.allow_text_output else "required"
     max_tokens = settings.get("max_tokens")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -54,6 +55,7 @@ FINISH_REASONS: dict[StopReason, str] = {
 """msgwire's stop reasons as pydantic-ai's ``finish_reason`` (``pause``, ``aborted`` and
 ``unknown`` have none: the raw reason is in ``provider_details``)."""
 
+_STATUS = re.compile(r"[1-5][0-9][0-9]")
 _USAGE_FIELDS = frozenset(f.name for f in dataclasses.fields(RequestUsage))
 
 
@@ -152,8 +154,11 @@ def response_parts(
     split); ``ids``: tool-call ids already made up for calls without one (by block index), so that
     a stream's final parts name the calls as its events did."""
     responses_api = dialect == "openai-responses"
+    refused = message.stop_reason == "refusal"
     parts: list[ModelResponsePart] = []
     for index, block in enumerate(message.content):
+        if type(block) is TextBlock and refused:
+            continue  # a refusal is no answer: its text is in provider_details, as pydantic-ai's models keep it
         if type(block) is TextBlock:
             item_id = block.item_id if responses_api else None
             for thinking, _, text in split_text(block.text, tags):
@@ -185,10 +190,17 @@ def thinking_part(block: ThinkingBlock, system: str, responses_api: bool) -> Thi
 
 
 def finish_reason(message: AssistantMessage) -> str | None:
-    return FINISH_REASONS.get(message.stop_reason) if message.stop_reason else None
+    """The stop reason as pydantic-ai's; a reply whose provider gave none (some compatible
+    servers) ended with its tool calls or its text."""
+    if message.stop_reason in (None, "unknown"):
+        return "tool_call" if any(type(b) is ToolCallBlock for b in message.content) else "stop"
+    return FINISH_REASONS.get(message.stop_reason)
 
 
 def provider_details(message: AssistantMessage) -> dict[str, Any] | None:
+    """The raw stop reason; a refusal's text instead (pydantic-ai's models give it no part)."""
+    if message.stop_reason == "refusal":
+        return {"refusal": message.text}
     return {"finish_reason": message.raw_stop_reason} if message.raw_stop_reason else None
 
 
@@ -214,6 +226,8 @@ def pydantic_ai_error(error: MsgwireError, model_name: str, *, cancelled: bool =
     ``UnexpectedModelBehavior``; a request msgwire refused before sending it is ``UserError``."""
     if isinstance(error, ProviderError) and error.status is not None:
         return _http_error(error, model_name)
+    if isinstance(error, ProviderError) and (status := _status_word(error)) is not None:
+        return _http_error(error, model_name, status, in_stream=True)
     if isinstance(error, ProviderError):
         return _api_error(
             "ModelAPIError",
@@ -247,8 +261,18 @@ def _error_body(error: ProviderError) -> object:
     return data
 
 
-def _http_error(error: ProviderError, model_name: str) -> Exception:
-    status = error.status or 0
+def _status_word(error: ProviderError) -> int | None:
+    """The HTTP status an error inside a stream names as its code (OpenRouter's ``"code": 400``)."""
+    for word in (error.code, error.error_type):
+        if word is not None and _STATUS.fullmatch(word):
+            return int(word)
+    return None
+
+
+def _http_error(
+    error: ProviderError, model_name: str, status: int | None = None, *, in_stream: bool = False
+) -> Exception:
+    status = status or error.status or 0
     body = _error_body(error)
     category = _category(status, error.provider_message)
     make = getattr(pai_errors.ModelHTTPError, "for_category", None)
@@ -261,6 +285,7 @@ def _http_error(error: ProviderError, model_name: str) -> Exception:
                 body=body,
                 provider_error_code=error.code,
                 provider_error_type=error.error_type,
+                in_stream=in_stream,
             )
             return made
         except TypeError:

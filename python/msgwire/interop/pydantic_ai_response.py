@@ -261,11 +261,31 @@ def _error_body(error: ProviderError) -> object:
     return data
 
 
+_STATUS_OF_TYPE = {
+    "server_error": 500,
+    "internal_server_error": 500,
+    "api_error": 500,
+    "overloaded_error": 529,
+    "rate_limit_exceeded": 429,
+    "rate_limit_error": 429,
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+}
+"""The status the providers answer an error of each type with before a stream opens."""
+
+
 def _status_word(error: ProviderError) -> int | None:
-    """The HTTP status an error inside a stream names as its code (OpenRouter's ``"code": 400``)."""
+    """The HTTP status of an error inside a stream: the one its code names (OpenRouter's
+    ``"code": 400``), else the one its type is sent with as an HTTP error (pydantic-ai reports an
+    in-stream error as the same error before the stream opened, ``in_stream`` set)."""
     for word in (error.code, error.error_type):
         if word is not None and _STATUS.fullmatch(word):
             return int(word)
+    for word in (error.error_type, error.code):
+        if word in _STATUS_OF_TYPE:
+            return _STATUS_OF_TYPE[word]
     return None
 
 

@@ -5,13 +5,36 @@ server, and what of their responses is compared (``shape``): the tests of
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
+import pydantic_ai
+import pytest
+from pydantic_ai import exceptions as _errors
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ThinkingPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models import Model, ModelRequestParameters
 
 from msgwire.harness.providers import Anthropic, HTTPProvider, OpenAI, OpenAIResponses
 from msgwire.interop.pydantic_ai import MsgwireModel
+
+API_ERROR: type[Exception] = getattr(_errors, "ModelAPIError", _errors.UnexpectedModelBehavior)
+"""What a failed model call raises: ``ModelAPIError``, or before pydantic-ai had it (1.0)
+``UnexpectedModelBehavior``."""
+MODEL_ERRORS: tuple[type[Exception], ...] = (_errors.ModelHTTPError, API_ERROR)
+"""What a call whose provider reported an error raises, in any release."""
+UNSUPPORTED_SETTING_WARNING: type[Warning] | None = getattr(_errors, "UnsupportedSettingWarning", None)
+
+_PIN = re.search(
+    r"^pydantic-ai-slim==(\S+)$", (Path(__file__).parents[2] / "requirements" / "dev.txt").read_text(), re.M
+)
+MEASURED_ON = _PIN[1] if _PIN else ""
+"""The pydantic-ai release the native models were compared on (the newest supported, pinned in
+requirements/dev.txt): their faults in the differential's allow-list are that release's."""
+native_comparison = pytest.mark.skipif(
+    pydantic_ai.__version__ != MEASURED_ON,
+    reason=f"compares with pydantic-ai {MEASURED_ON}'s own models (their faults differ by release)",
+)
 
 MODEL_NAMES = {
     "openai": "gpt-4o",
@@ -89,11 +112,9 @@ def _error_kind(error: Exception) -> str:
     status = getattr(error, "status_code", None)
     if status is not None:
         return f"http {status}"
-    from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
-
-    if isinstance(error, ModelAPIError):
+    if isinstance(error, API_ERROR) and API_ERROR is not _errors.UnexpectedModelBehavior:
         return "api error"
-    if isinstance(error, UnexpectedModelBehavior):
+    if isinstance(error, _errors.UnexpectedModelBehavior):
         return "unexpected model behavior"
     return f"crash {type(error).__name__}"
 

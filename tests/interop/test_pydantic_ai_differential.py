@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from msgwire.testing import ScriptedServer, recorded
-from tests._support.pai_models import msgwire_model, native_model, outcome
+from tests._support.pai_models import msgwire_model, native_comparison, native_model, outcome
+
+pytestmark = native_comparison
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DIALECT_DIRS = {

@@ -14,7 +14,9 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from msgwire.testing import ScriptedServer, reply, tool_call
-from tests._support.pai_models import close, msgwire_model, native_model, shape
+from tests._support.pai_models import close, msgwire_model, native_comparison, native_model, shape
+
+pytestmark = native_comparison
 
 
 class Forecast(BaseModel):

@@ -193,7 +193,9 @@ class MsgwireModel(Model):
     def _prepared(
         self, messages: list[ModelMessage], settings: ModelSettings | None, params: ModelRequestParameters
     ) -> tuple[Request, ModelRequestParameters]:
-        settings, params = self.prepare_request(settings, params)
+        prepare = getattr(self, "prepare_request", None)  # before pydantic-ai 1.x had it, the agent prepared them
+        if prepare is not None:
+            settings, params = prepare(settings, params)
         request = build_request(
             messages,
             settings,

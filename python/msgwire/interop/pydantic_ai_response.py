@@ -327,12 +327,18 @@ def _category(status: int, message: str | None) -> Any:
 
 
 def _api_error(name: str, model_name: str, message: str, **fields: Any) -> Exception:
-    cls = getattr(pai_errors, name, pai_errors.ModelAPIError)
+    """``name`` (``ModelAPIError`` or a subclass) where the release has it; before pydantic-ai
+    had ``ModelAPIError`` (1.0), ``UnexpectedModelBehavior``."""
+    base = getattr(pai_errors, "ModelAPIError", None)
+    cls = getattr(pai_errors, name, base)
+    if cls is None:
+        return pai_errors.UnexpectedModelBehavior(f"{model_name}: {message}")
     try:
         made: Exception = cls(model_name, message, **fields)
         return made
     except TypeError:  # a release whose errors take fewer fields
-        return pai_errors.ModelAPIError(model_name, message)
+        fallback: Exception = cls(model_name, message)
+        return fallback
 
 
 def iter_events(result: Any) -> Iterator[Any]:

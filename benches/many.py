@@ -11,7 +11,10 @@ wrote that chunk into its id), p50 and p99, and the threads the process had at i
 
 Run: ``.venv/bin/python -m benches.many [--n 1000] [--pace 0.02] [--clients msgwire,openai-agents,...]``.
 Entries: ``msgwire`` (``Agent.astream``), ``openai-agents`` (``Runner.run_streamed``),
-``pydantic-ai`` (``agent.run`` with an event stream handler), ``floor`` (the same requests on one
+``pydantic-ai`` (``agent.run`` with an event stream handler), ``pydantic-ai+msgwire`` (the same
+agent on ``msgwire.interop.pydantic_ai.MsgwireModel`` over msgwire's ``OpenAI`` provider),
+``pydantic-ai-function`` (the same agent on pydantic-ai's ``FunctionModel`` streaming the same
+deltas, ``--pace`` apart, no HTTP: pydantic-ai's own floor), ``floor`` (the same requests on one
 raw asyncio connection per conversation, each chunk read and handed to ``msgwire.Decoder``: what
 any client must do); and the transports alone, the same two requests per conversation with each
 reply's chunks decoded, no agent: ``http-httpx``, ``http-httpx2``, ``http-aiohttp`` (one client
@@ -127,6 +130,72 @@ async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
     await asyncio.gather(*(one() for _ in range(n)))
 
 
+async def _pydantic_ai_msgwire(url: str, n: int, sample: Sample) -> None:
+    from pydantic_ai import Agent
+
+    from msgwire.harness.providers import OpenAI
+    from msgwire.interop.pydantic_ai import MsgwireModel
+
+    provider = OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", max_retries=0)
+    agent = Agent(MsgwireModel(provider), tools=[lookup])
+
+    async def drain(_context: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    async def one() -> None:
+        await agent.run(PROMPT, event_stream_handler=drain)
+        sample.threads()
+
+    try:
+        await asyncio.gather(*(one() for _ in range(n)))
+    finally:
+        await provider.aclose()
+
+
+_PACE = [0.0]
+"""Seconds between chunks (``--pace``), for the entries that stream without a server."""
+
+
+async def _pydantic_ai_function(url: str, n: int, sample: Sample) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from benches.many_server import ANSWER_CHUNKS, CALL_CHUNKS, WORD
+
+    pace = _PACE[0]
+    arguments = msgspec.json.encode({"key": "k1", "padding": "x" * 40}).decode()
+    step = -(-len(arguments) // CALL_CHUNKS)
+    pieces = [arguments[i : i + step] for i in range(0, len(arguments), step)]
+
+    async def deltas(messages: list[Any], _info: AgentInfo) -> Any:  # the server's deltas, paced as it paces
+        answered = isinstance(messages[-1], ModelResponse) or any(
+            getattr(p, "part_kind", "") == "tool-return" for p in messages[-1].parts
+        )
+        if not answered:
+            yield {0: DeltaToolCall(name="lookup", json_args="", tool_call_id="call_1")}
+            for piece in pieces:
+                await asyncio.sleep(pace)
+                yield {0: DeltaToolCall(json_args=piece)}
+            return
+        for _ in range(ANSWER_CHUNKS):
+            await asyncio.sleep(pace)
+            yield WORD
+
+    agent = Agent(FunctionModel(stream_function=deltas), tools=[lookup])
+
+    async def drain(_context: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    async def one() -> None:
+        await agent.run(PROMPT, event_stream_handler=drain)
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+
+
 async def _floor(url: str, n: int, sample: Sample) -> None:
     """Two requests per conversation on one raw connection, each reply's chunks decoded by
     msgwire: the bytes any client must move and parse, with no HTTP library and no agent."""
@@ -222,6 +291,8 @@ ENTRIES: dict[str, Callable[[str, int, Sample], Awaitable[None]]] = {
     "msgwire": _msgwire,
     "openai-agents": _openai_agents,
     "pydantic-ai": _pydantic_ai,
+    "pydantic-ai+msgwire": _pydantic_ai_msgwire,
+    "pydantic-ai-function": _pydantic_ai_function,
     "floor": _floor,
     "http-httpx": _httpx,
     "http-httpx2": _httpx2,
@@ -256,6 +327,7 @@ def main() -> None:
     parser.add_argument("--clients", default="msgwire,openai-agents,pydantic-ai,floor")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
+    _PACE[0] = args.pace
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     server = subprocess.Popen(

@@ -40,7 +40,12 @@ OPTIONAL = {
     "PIL": {"harness/resources/images.py", "harness/resources/ocr.py"},
     "mcp": {"harness/resources/mcp.py", "examples/mcp_docs_server.py"},  # the demo's server, run as a script
     "pyarrow": {"harness/store/parquet.py"},
-    "pydantic_ai": {"interop/pydantic_ai.py"},
+    "pydantic_ai": {
+        "interop/pydantic_ai.py",
+        "interop/pydantic_ai_model.py",
+        "interop/pydantic_ai_request.py",
+        "interop/pydantic_ai_response.py",
+    },
     "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
     "pydantic_core": {"harness/tools/pydantic_types.py"},
     "agents": {"interop/openai_agents.py"},

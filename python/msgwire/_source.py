@@ -143,6 +143,7 @@ def http_error(
         status=status,
         request_id=rid,
         url=url,
+        body=body,
         kind="provider",
     )
 

@@ -225,6 +225,8 @@ class ProviderError(StreamError):
       without its query), ``None`` when unknown;
     - ``code``: the error object's own ``code`` when it has one beside its ``type`` (OpenAI's
       ``rate_limit_exceeded`` with a ``type`` of ``tokens``; LiteLLM's ``"500"``);
+    - ``body``: the HTTP error response's body as received (at most 64 KiB), ``None`` for an error
+      inside a stream;
     - ``retryable``: whether sending the same request again may succeed (the retry rule, below).
     """
 
@@ -238,6 +240,7 @@ class ProviderError(StreamError):
         request_id: str | None = None,
         code: str | None = None,
         url: str | None = None,
+        body: bytes | None = None,
         **fields: Any,
     ) -> None:
         super().__init__(message, **fields)
@@ -245,6 +248,7 @@ class ProviderError(StreamError):
         self.request_id = request_id
         self.code = code
         self.url = url
+        self.body = body
 
     @property
     def retryable(self) -> bool:

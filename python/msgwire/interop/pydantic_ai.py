@@ -73,7 +73,9 @@ try:
 except ImportError as exc:
     raise MissingExtraError("msgwire.interop.pydantic_ai", "pydantic-ai", exc) from None
 
-__all__ = ["from_model_messages", "to_model_messages"]
+from .pydantic_ai_model import MsgwireModel
+
+__all__ = ["MsgwireModel", "from_model_messages", "to_model_messages"]
 
 _FINISH: dict[StopReason, str] = {
     "end_turn": "stop",

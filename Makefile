@@ -77,7 +77,7 @@ $(OLDEST_STAMP): requirements/oldest.txt $(STAMP)
 .PHONY: test-oldest
 test-oldest: build $(OLDEST_STAMP) ## The pydantic-ai interop tests on the oldest supported pydantic-ai (requirements/oldest.txt)
 	PYTHONPATH=$(abspath python) VIRTUAL_ENV=$(abspath $(OLDEST)) $(OLDEST)/bin/python -m pytest --quiet -p no:cacheprovider \
-		tests/interop/test_pydantic_ai.py tests/interop/test_pydantic_ai_*.py tests/interop/test_readme_pydantic_ai.py
+		tests/interop/test_pydantic_ai.py tests/interop/test_pydantic_ai_*.py
 
 # The edit loop leaves out what takes minutes and rarely breaks from an edit elsewhere: the fuzz
 # run and cargo test (run `cargo test` when the Rust changed), the benches' smoke run, the

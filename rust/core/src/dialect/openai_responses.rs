@@ -114,19 +114,16 @@ struct Payload<'a> {
     summary_index: Option<u64>,
     #[serde(borrow)]
     delta: Option<Cow<'a, str>>,
-    /// The whole text of a part, on its `.done` event (`refusal` for a refusal part).
-    #[serde(borrow)]
+    /// The whole text of a part, on its `.done` event: `text`, `refusal` (`refusal.done`) or
+    /// `input` (`custom_tool_call_input.done`), one field for the three, as no event has two.
+    #[serde(borrow, alias = "refusal", alias = "input")]
     text: Option<Cow<'a, str>>,
+    /// The part of `*.part.added` and `*.part.done` (rare, and large: boxed, so the payload of
+    /// every delta stays small).
     #[serde(borrow)]
-    refusal: Option<Cow<'a, str>>,
-    /// The part of `*.part.added` and `*.part.done`.
-    #[serde(borrow)]
-    part: Option<ContentPart<'a>>,
+    part: Option<Box<EventPart<'a>>>,
     #[serde(borrow)]
     arguments: Option<Cow<'a, str>>,
-    /// A custom tool call's whole input, on `custom_tool_call_input.done`.
-    #[serde(borrow)]
-    input: Option<Cow<'a, str>>,
     #[serde(borrow)]
     code: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -193,14 +190,38 @@ struct ContentPart<'a> {
     annotations: Option<Vec<&'a RawValue>>,
 }
 
+/// The part of a `*.part.added` or `*.part.done` event.
+#[derive(Deserialize, Debug)]
+struct EventPart<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
+}
+
+/// A part's text, and whether it is a refusal.
+fn part_text<'p>(kind: Option<&str>, text: Option<&'p str>, refusal: Option<&'p str>) -> (&'p str, bool) {
+    match kind {
+        Some("refusal") => (refusal.unwrap_or(""), true),
+        _ => (text.unwrap_or(""), false),
+    }
+}
+
 impl ContentPart<'_> {
     /// The part's text, and whether it is a refusal.
     fn text(&self) -> (&str, bool) {
-        match self.kind.as_deref() {
-            Some("refusal") => (self.refusal.as_deref().unwrap_or(""), true),
-            _ => (self.text.as_deref().unwrap_or(""), false),
-        }
+        part_text(self.kind.as_deref(), self.text.as_deref(), self.refusal.as_deref())
     }
+}
+
+/// What a reasoning event does to a piece of the item's text.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Begin,
+    Delta,
+    Done,
 }
 
 #[derive(Deserialize)]
@@ -242,15 +263,14 @@ fn walk_payload<'a>(data: &'a str, order: &mut KeyOrder) -> Option<Payload<'a>> 
         summary_index: None,
         delta: None,
         text: None,
-        refusal: None,
         part: None,
         arguments: None,
-        input: None,
         code: None,
         message: None,
         annotation: None,
     };
     let mut kind = None;
+    let mut text_seen = false;
     // the keys an event does not read are listed for their place in the order (learned per stream)
     let keys = [
         "type",
@@ -285,9 +305,9 @@ fn walk_payload<'a>(data: &'a str, order: &mut KeyOrder) -> Option<Payload<'a>> 
             9 => payload.arguments = w.str()?,
             10 => payload.code = w.str()?,
             11 => payload.message = w.str()?,
-            15 => payload.text = w.str()?,
-            16 => payload.refusal = w.str()?,
-            17 => payload.input = w.str()?,
+            // `text`, `refusal`, `input`: one field (two of them, even null, are serde's duplicate)
+            15..=17 if std::mem::replace(&mut text_seen, true) => return None,
+            15..=17 => payload.text = w.str()?,
             _ => w.null()?, // `response`, `item`, `annotation`, `part`: serde reads them
         }
         Some(())
@@ -310,6 +330,16 @@ impl Dialect for OpenAiResponses {
         let payload = walk_or_parse(data, |data| walk_payload(data, &mut self.order), builder)?;
         let kind = payload.kind.as_ref();
         match kind {
+            // the deltas first: most events are one
+            "response.output_text.delta" | "response.refusal.delta" => self.on_text_delta(kind, &payload, builder),
+            "response.reasoning_summary_text.delta" => self.on_reasoning(true, Step::Delta, &payload, builder),
+            "response.reasoning_text.delta" => self.on_reasoning(false, Step::Delta, &payload, builder),
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                if let (Some(Slot::Call(block)), Some(delta)) = (self.slot(&payload), payload.delta.as_deref()) {
+                    let block = *block;
+                    builder.tool_args(block, delta)?;
+                }
+            }
             "response.created" | "response.in_progress" | "response.queued" => {
                 if let Some(response) = &payload.response {
                     builder.start(response.id.as_deref(), response.model.as_deref());
@@ -325,37 +355,23 @@ impl Dialect for OpenAiResponses {
                     self.item_done(item, payload.output_index, builder)?;
                 }
             }
-            // a reasoning item's `reasoning_text` parts are content parts too
-            "response.content_part.added" | "response.content_part.done"
-                if matches!(self.slot(&payload), Some(Slot::Reasoning(_))) =>
-            {
-                self.on_reasoning(kind, &payload, builder);
-            }
-            "response.content_part.added" | "response.output_text.delta" | "response.refusal.delta" => {
-                let delta = payload.delta.as_deref().unwrap_or("");
-                if kind == "response.refusal.delta" {
-                    self.refusal = true;
-                }
-                if let Some(block) = self.text_part(&payload, !delta.is_empty(), builder) {
-                    builder.push_text(block, delta);
-                }
-            }
-            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
-                if let (Some(Slot::Call(block)), Some(delta)) = (self.slot(&payload), payload.delta.as_deref()) {
-                    let block = *block;
-                    builder.tool_args(block, delta)?;
-                }
-            }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
-                let arguments = payload.arguments.as_deref().or(payload.input.as_deref());
+                let arguments = payload.arguments.as_deref().or(payload.text.as_deref());
                 if let (Some(Slot::Call(block)), Some(arguments)) = (self.slot(&payload), arguments) {
                     let block = *block;
                     builder.tool_set_args(block, arguments)?;
                 }
             }
-            "response.output_text.done" | "response.refusal.done" | "response.content_part.done" => {
-                self.on_text_done(&payload, builder);
-            }
+            // a reasoning item's `reasoning_text` parts are content parts too
+            "response.content_part.added" => match self.slot(&payload) {
+                Some(Slot::Reasoning(_)) => self.on_reasoning(false, Step::Begin, &payload, builder),
+                _ => self.on_text_delta(kind, &payload, builder),
+            },
+            "response.content_part.done" => match self.slot(&payload) {
+                Some(Slot::Reasoning(_)) => self.on_reasoning(false, Step::Done, &payload, builder),
+                _ => self.on_text_done(kind, &payload, builder),
+            },
+            "response.output_text.done" | "response.refusal.done" => self.on_text_done(kind, &payload, builder),
             "response.output_text.annotation.added" => {
                 if let (Some(block), Some(annotation)) = (self.text_part(&payload, false, builder), payload.annotation)
                 {
@@ -368,12 +384,11 @@ impl Dialect for OpenAiResponses {
                     }
                 }
             }
-            "response.reasoning_summary_part.added"
-            | "response.reasoning_summary_text.delta"
-            | "response.reasoning_text.delta"
-            | "response.reasoning_summary_text.done"
-            | "response.reasoning_summary_part.done"
-            | "response.reasoning_text.done" => self.on_reasoning(kind, &payload, builder),
+            "response.reasoning_summary_part.added" => self.on_reasoning(true, Step::Begin, &payload, builder),
+            "response.reasoning_summary_text.done" | "response.reasoning_summary_part.done" => {
+                self.on_reasoning(true, Step::Done, &payload, builder);
+            }
+            "response.reasoning_text.done" => self.on_reasoning(false, Step::Done, &payload, builder),
             "response.completed" | "response.incomplete" => {
                 self.terminal = true;
                 if let Some(response) = payload.response {
@@ -390,7 +405,7 @@ impl Dialect for OpenAiResponses {
                 return Err(provider_error(&error, builder));
             }
             "error" => return Err(event_error(&payload, builder)),
-            _ => {} // `content_part.added` (a part is made on its first text), newer event types
+            _ => {} // newer event types
         }
         Ok(())
     }
@@ -468,13 +483,24 @@ impl OpenAiResponses {
         self.settle_item(pos, raw, &item, word, builder)
     }
 
+    /// Text for a message's content part (`output_text.delta`, `refusal.delta`; and
+    /// `content_part.added`, with none: a part is made on its first text).
+    fn on_text_delta(&mut self, kind: &str, payload: &Payload<'_>, builder: &mut Builder) {
+        let delta = payload.delta.as_deref().unwrap_or("");
+        if kind == "response.refusal.delta" {
+            self.refusal = true;
+        }
+        if let Some(block) = self.text_part(payload, !delta.is_empty(), builder) {
+            builder.push_text(block, delta);
+        }
+    }
+
     /// The whole text of a message's content part (`output_text.done`, `refusal.done`,
     /// `content_part.done`).
-    fn on_text_done(&mut self, payload: &Payload<'_>, builder: &mut Builder) {
-        let (text, refusal) = match (&payload.part, payload.refusal.as_deref()) {
-            (Some(part), _) => part.text(),
-            (None, Some(refusal)) => (refusal, true),
-            (None, None) => (payload.text.as_deref().unwrap_or(""), false),
+    fn on_text_done(&mut self, kind: &str, payload: &Payload<'_>, builder: &mut Builder) {
+        let (text, refusal) = match &payload.part {
+            Some(part) => part_text(part.kind.as_deref(), part.text.as_deref(), part.refusal.as_deref()),
+            None => (payload.text.as_deref().unwrap_or(""), kind == "response.refusal.done"),
         };
         self.refusal |= refusal;
         match self.find(payload) {
@@ -483,23 +509,23 @@ impl OpenAiResponses {
         }
     }
 
-    /// A reasoning event: a piece of the item's text begun (`reasoning_summary_part.added`,
-    /// `content_part.added`), continued (`.delta`) or given whole (`.done`, `part.done`).
-    fn on_reasoning(&mut self, kind: &str, payload: &Payload<'_>, builder: &mut Builder) {
+    /// A reasoning event: a piece of the item's text (a summary part, or a `reasoning_text`
+    /// part) begun (`reasoning_summary_part.added`, `content_part.added`), continued (`.delta`) or
+    /// given whole (`.done`, `part.done`).
+    fn on_reasoning(&mut self, summary: bool, step: Step, payload: &Payload<'_>, builder: &mut Builder) {
         let Some(pos) = self.find(payload) else { return };
         let Item { id, slot: Slot::Reasoning(reasoning), .. } = &mut self.items[pos] else { return };
-        let summary = kind.starts_with("response.reasoning_summary");
         let index = if summary { payload.summary_index } else { payload.content_index };
         let piece = reasoning.piece(summary, index, id, builder);
-        match kind.rsplit_once('.').map(|(_, last)| last) {
-            Some("delta") => reasoning.delta(piece, payload.delta.as_deref().unwrap_or(""), id, builder),
-            Some("done") => {
+        match step {
+            Step::Begin => {}
+            Step::Delta => reasoning.delta(piece, payload.delta.as_deref().unwrap_or(""), id, builder),
+            Step::Done => {
                 let part = payload.part.as_ref().and_then(|p| p.text.as_deref());
                 if let Some(text) = payload.text.as_deref().or(part) {
                     reasoning.settle(piece, text, id, builder);
                 }
             }
-            _ => {} // `.added`: begun
         }
     }
 

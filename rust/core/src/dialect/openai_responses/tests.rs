@@ -397,3 +397,29 @@ fn reasoning_text_parts_come_before_the_summary() {
         }
     }
 }
+
+/// The walk reads the `.done` events' fields as serde does (`text`, `refusal` and `input` are
+/// one field, so two of them are serde's duplicate), or leaves the event to serde.
+#[test]
+fn the_walk_agrees_with_serde_on_done_events() {
+    let events = [
+        r#"{"type":"response.output_text.done","item_id":"m","output_index":0,"content_index":0,"text":"a\"b","logprobs":[]}"#,
+        r#"{"type":"response.refusal.done","item_id":"m","output_index":0,"content_index":0,"refusal":"no"}"#,
+        r#"{"type":"response.custom_tool_call_input.done","item_id":"c","output_index":1,"input":"x"}"#,
+        r#"{"type":"response.reasoning_summary_text.done","item_id":"r","summary_index":2,"text":""}"#,
+        r#"{"type":"x","text":"a","refusal":"b"}"#,
+        r#"{"type":"x","text":null,"refusal":"b"}"#,
+        r#"{"type":"x","input":"a","input":"b"}"#,
+        r#"{"type":"response.content_part.done","part":{"type":"refusal","refusal":"no","annotations":[]}}"#,
+        r#"{"type":"x","summary_index":-1}"#,
+    ];
+    for event in events {
+        let parsed = serde_json::from_str::<super::Payload<'_>>(event);
+        if let Some(walked) = super::walk_payload(event, &mut crate::dialect::walk::KeyOrder::default()) {
+            let parsed = parsed.unwrap_or_else(|e| panic!("the walk accepted {event}, serde: {e}"));
+            assert_eq!(format!("{walked:?}"), format!("{parsed:?}"), "{event}");
+        }
+    }
+    assert!(super::walk_payload(events[1], &mut crate::dialect::walk::KeyOrder::default()).is_some());
+    assert!(serde_json::from_str::<super::Payload<'_>>(events[5]).is_err(), "a duplicate for serde");
+}

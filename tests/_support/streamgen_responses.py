@@ -19,10 +19,21 @@ then ``response.completed`` (status ``completed``) or ``response.incomplete`` (s
 the finished items and the usage. ``sequence_number`` is on every event, or (as in recordings
 from before mid-2025) on none. Text, JSON style, line endings and network chunking come from
 ``streamgen``.
+
+Two variations, each off unless asked for:
+
+- ``drop_optional``: each event that only announces or repeats a part
+  (``reasoning_summary_part.added`` and ``.done``, ``content_part.added`` and ``.done``) is left
+  out or kept at random, as some servers leave them out (LiteLLM's proxy); the message is the
+  same either way.
+- ``alter_final``: the terminal event's ``output`` says something other than the stream did, in
+  one drawn place (``altered`` names it): a summary part or a text part longer by ``"!"``, a
+  call's arguments with a trailing space, or an item no event streamed.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +83,13 @@ class ResponsesStream:
     incomplete_reason: str | None
     usage: dict[str, Any]
     sequence_numbers: bool
+    #: The ``response`` of the terminal event (what ``from_response`` reads).
+    final: dict[str, Any] = field(default_factory=dict)
+    #: Optional events left out (``drop_optional``).
+    dropped: int = 0
+    #: Where the terminal event's output differs from the stream (``alter_final``): ``"summary"``,
+    #: ``"text"``, ``"arguments"``, ``"item"``, or ``None``.
+    altered: str | None = None
     description: list[str] = field(default_factory=list)
 
 
@@ -79,7 +97,7 @@ _obfuscation = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 
 
 @st.composite
-def responses_streams(draw: st.DrawFn) -> ResponsesStream:
+def responses_streams(draw: st.DrawFn, *, drop_optional: bool = False, alter_final: bool = False) -> ResponsesStream:
     style = draw(_json_style())
     eol = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
     sequence_numbers = draw(st.sampled_from([True, True, True, False]))
@@ -90,12 +108,22 @@ def responses_streams(draw: st.DrawFn) -> ResponsesStream:
     description: list[str] = []
     events: list[dict[str, Any]] = []
 
+    dropped = 0
+
     def emit(kind: str, **body: Any) -> None:
         event: dict[str, Any] = {"type": kind}
         if sequence_numbers:
             event["sequence_number"] = len(events)
         event.update(body)
         events.append(event)
+
+    def optional(kind: str, **body: Any) -> None:
+        """An event that only announces or repeats a part: left out at random with ``drop_optional``."""
+        nonlocal dropped
+        if drop_optional and draw(st.booleans()):
+            dropped += 1
+        else:
+            emit(kind, **body)
 
     def delta(kind: str, text: str, **where: Any) -> None:
         extra = {"obfuscation": draw(_obfuscation)} if obfuscation else {}
@@ -149,11 +177,11 @@ def responses_streams(draw: st.DrawFn) -> ResponsesStream:
         emit("response.output_item.added", output_index=index, item=added)
         for j, summary in enumerate(summaries):
             part = {"item_id": item_id, "output_index": index, "summary_index": j}
-            emit("response.reasoning_summary_part.added", **part, part={"type": "summary_text", "text": ""})
+            optional("response.reasoning_summary_part.added", **part, part={"type": "summary_text", "text": ""})
             for piece in split_text(draw, summary):
                 delta("response.reasoning_summary_text.delta", piece, **part)
             emit("response.reasoning_summary_text.done", **part, text=summary)
-            emit("response.reasoning_summary_part.done", **part, part={"type": "summary_text", "text": summary})
+            optional("response.reasoning_summary_part.done", **part, part={"type": "summary_text", "text": summary})
         done: dict[str, Any] = {
             "id": item_id,
             "type": "reasoning",
@@ -181,12 +209,12 @@ def responses_streams(draw: st.DrawFn) -> ResponsesStream:
         for k, text in enumerate(texts):
             where = {"item_id": item_id, "output_index": index, "content_index": k}
             empty = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-            emit("response.content_part.added", **where, part=empty)
+            optional("response.content_part.added", **where, part=empty)
             for piece in split_text(draw, text):
                 delta("response.output_text.delta", piece, **where, logprobs=[])
             emit("response.output_text.done", **where, text=text, logprobs=[])
             part = {**empty, "text": text}
-            emit("response.content_part.done", **where, part=part)
+            optional("response.content_part.done", **where, part=part)
             parts.append(part)
         item = {
             "id": item_id,
@@ -226,9 +254,16 @@ def responses_streams(draw: st.DrawFn) -> ResponsesStream:
         "total_tokens": input_tokens + output_tokens,
     }
     reason = "max_output_tokens" if incomplete else None
-    emit(f"response.{status}", response=response(status, output, usage, reason))
+    altered = None
+    if alter_final and draw(st.booleans()):
+        output, altered = _altered(draw, copy.deepcopy(output))
+        description.append(f"terminal output altered: {altered}")
+    final = response(status, output, usage, reason)
+    emit(f"response.{status}", response=final)
     if not sequence_numbers:
         description.append("no sequence_number")
+    if dropped:
+        description.append(f"{dropped} optional event(s) dropped")
 
     data = _sse([(e["type"], _dumps(e, style), "") for e in events], eol)
     chunks = draw(network_chunks(data))
@@ -246,5 +281,28 @@ def responses_streams(draw: st.DrawFn) -> ResponsesStream:
         incomplete_reason=reason,
         usage=usage,
         sequence_numbers=sequence_numbers,
+        final=final,
+        dropped=dropped,
+        altered=altered,
         description=description,
     )
+
+
+def _altered(draw: st.DrawFn, output: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """``output`` (a copy) made to differ from the stream in one drawn place."""
+    places: list[tuple[str, dict[str, Any], str]] = [("item", {}, "")]
+    for item in output:
+        if item["type"] == "reasoning":
+            places += [("summary", part, "text") for part in item["summary"]]
+        elif item["type"] == "message":
+            places += [("text", part, "text") for part in item["content"]]
+        elif item["type"] == "function_call":
+            places.append(("arguments", item, "arguments"))
+    kind, holder, key = draw(st.sampled_from(places))
+    if kind == "item":
+        part = {"type": "output_text", "annotations": [], "text": "late"}
+        item = {"id": "msg_late", "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        output.append(item)
+    else:
+        holder[key] += " " if kind == "arguments" else "!"
+    return output, kind

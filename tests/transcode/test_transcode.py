@@ -37,6 +37,7 @@ from msgwire import (
     Usage,
 )
 from msgwire.errors import ProviderError, StreamError, TransportError, TruncatedStreamError
+from msgwire.sse import iter_sse
 from tests._support.sdk import (
     anthropic_final,
     compare_chat,
@@ -412,6 +413,45 @@ async def test_atranscode_matches_transcode() -> None:
 
     out = [chunk async for chunk in msgwire.atranscode(source(), "gemini", "openai-responses")]
     assert msgwire.assemble(b"".join(out), "openai-responses").text == msgwire.assemble(data, "gemini").text
+
+
+# --- a Responses source without the events that announce parts --------------------------------
+
+REALWORLD = Path(__file__).parents[1] / "fixtures" / "realworld" / "openai-responses"
+_PART_EVENTS = {
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.content_part.added",
+    "response.content_part.done",
+}
+
+
+def _without_part_events(data: bytes) -> tuple[bytes, dict[str, Any]]:
+    """The stream without the events that only announce or repeat a part (as LiteLLM's proxy
+    sends it), and its terminal ``response``."""
+    kept = [e for e in iter_sse([data]) if e.event not in _PART_EVENTS]
+    return b"".join(f"event: {e.event}\ndata: {e.data}\n\n".encode() for e in kept), json.loads(kept[-1].data)[
+        "response"
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_responses_summary_without_part_events_is_transcoded_once(target: str) -> None:
+    """Issue 27, bug 6: a summary streamed without ``reasoning_summary_part.added`` was appended
+    again from ``output_item.done``, and the transcoder wrote it twice (this recording's 417
+    characters of summary went out as 834)."""
+    data, final = _without_part_events((REALWORLD / "openai-gpt-5-reasoning-summary-text.sse").read_bytes())
+    summary = "\n\n".join(p["text"] for item in final["output"] if item["type"] == "reasoning" for p in item["summary"])
+    assert len(summary) == 417
+    out, failure = _transcoded(data, "openai-responses", target, chunk=61)
+    assert failure is None
+    back = msgwire.assemble(out, target)
+    assert back.thinking == summary
+    source = msgwire.assemble(data, "openai-responses")
+    assert read_back(back) == carried(source, "openai-responses", target)
+    if target == "anthropic":
+        [thinking] = [b for b in anthropic_final([out]).content if b.type == "thinking"]
+        assert thinking.thinking == summary
 
 
 # --- interleaved parallel tool calls -----------------------------------------------------------

@@ -33,6 +33,19 @@ pub struct BuilderOptions {
     pub limits: Limits,
 }
 
+/// How the text that streamed for a piece compares with the provider's final word on it
+/// ([`Builder::settle_tail`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// The same text.
+    Same,
+    /// What streamed (`streamed` bytes of it, maybe none) is the start of the final text, and the
+    /// rest was appended.
+    Completed { streamed: usize },
+    /// The texts differ: what streamed is kept.
+    Differs,
+}
+
 /// The state of one tool-call block while its arguments stream.
 #[derive(Debug, Default)]
 struct ToolState {
@@ -330,6 +343,36 @@ impl Builder {
             block.thinking.push_str(text);
             self.emit(&Event::ThinkingDelta { thinking: text, signature: None, redacted: None, index });
         }
+    }
+
+    /// The provider's final word on the text of a piece of the text or thinking block at `index`:
+    /// the piece that starts at byte `from` and runs to the block's end (a block that does not
+    /// exist yet holds nothing). What streamed is compared with `final_text`: when it is the start
+    /// of it, the rest is appended as any text is (so the events still add up to the block); when
+    /// it differs, what streamed is kept, as the events that carried it are out. The dialect says
+    /// which piece it was in a diagnostic (see [`Settled`]).
+    pub fn settle_tail(&mut self, index: usize, from: usize, final_text: &str) -> Settled {
+        let held = self.held(final_text);
+        let final_text = held.as_ref();
+        let streamed = match self.message.content.get(index) {
+            Some(Block::Text(block)) => block.text.get(from..),
+            Some(Block::Thinking(block)) => block.thinking.get(from..),
+            _ => None,
+        };
+        let Some(streamed) = streamed else { return Settled::Differs };
+        if streamed == final_text {
+            return Settled::Same;
+        }
+        if !final_text.starts_with(streamed) {
+            return Settled::Differs;
+        }
+        let streamed = streamed.len();
+        let rest = &final_text[streamed..];
+        match self.message.content.get(index) {
+            Some(Block::Text(_)) => self.push_text(index, rest),
+            _ => self.push_thinking(index, rest),
+        }
+        Settled::Completed { streamed }
     }
 
     /// Reasoning that continues the current thinking block (or starts one).
@@ -635,7 +678,9 @@ impl Builder {
     }
 
     /// Replace the arguments with the complete text (Responses `.done`, whole-call dialects);
-    /// a disagreement with what streamed is a diagnostic, and the complete text wins.
+    /// a disagreement with what streamed is a diagnostic, and the complete text wins. When what
+    /// streamed is the start of the complete text, the rest is appended as a fragment (the deltas
+    /// then still add up to the arguments), with a diagnostic: deltas were lost on the way.
     pub fn tool_set_args(&mut self, index: usize, arguments: &str) -> Result<(), Error> {
         let held = self.held(arguments);
         let arguments = held.as_ref();
@@ -649,6 +694,15 @@ impl Builder {
         }
         if block.arguments.is_empty() {
             return self.tool_args(index, arguments);
+        }
+        if let Some(rest) = arguments.strip_prefix(block.arguments.as_str()) {
+            let message = format!(
+                "tool call {index}: the deltas gave {} of the {} bytes of its final arguments; the rest appended",
+                block.arguments.len(),
+                arguments.len()
+            );
+            self.diagnostic("deltas_incomplete", message);
+            return self.tool_args(index, rest);
         }
         let (max_depth, max_size) = (self.limits.max_depth, self.limits.max_tool_args_size);
         let mut scratch = std::mem::take(&mut self.unescaped);

@@ -17,8 +17,9 @@
 //! Not kept, so not written back: a message item's `phase` and `status`, `logprobs` of text,
 //! several summary parts of one reasoning item
 //! (joined by a blank line, as the stream decoder joins them: written as one), a reasoning
-//! item's `content` (its `reasoning_text` is read as thinking and written as the summary), and
-//! the request's echo (`instructions`, `temperature`, `tools`, `text`, `reasoning`, ...).
+//! item's `content` (its `reasoning_text` parts are read as thinking, before the summary parts
+//! and joined to them alike, and written as the summary), and the request's echo
+//! (`instructions`, `temperature`, `tools`, `text`, `reasoning`, ...).
 //!
 //! Reading: the response is replayed as its stream: `output_item.added` and `.done` holding each
 //! whole item, the text (and refusal, and reasoning text) of message and reasoning items as one

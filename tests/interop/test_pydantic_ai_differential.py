@@ -70,6 +70,11 @@ ERROR_BODY = (
     "the body is the provider's error object: native reads it as a broken chunk (UnexpectedModelBehavior, the "
     "provider's words lost); MsgwireModel raises the provider's error (ModelAPIError / ModelHTTPError)"
 )
+ERROR_EVENT = (
+    "an `event: error` frame carrying the status it stands for (status_code 400): native raises ModelAPIError, "
+    "the status lost (the openai SDK's APIError for the frame has none); MsgwireModel raises ModelHTTPError 400 "
+    "with the provider's body, as pydantic-ai does for the same error before a stream opens"
+)
 CONTENT_ARRAY_THINKING = "native drops the thinking chunks of Mistral's content array (it reads its text items only)"
 TWO_IDS = (
     "the stream names two ids (the gateway's first chunk, then the generation's): native keeps the last; "
@@ -115,6 +120,7 @@ ALLOWED: dict[str, tuple[tuple[bool, ...], frozenset[str], str]] = {
         ERROR_BODY,
     ),
     "realworld/anthropic/anthropic-401-json-error-body.sse": ((True,), frozenset({"error"}), ERROR_BODY),
+    "wire/openai-compat/groq-event-error.sse": ((True,), frozenset({"error"}), ERROR_EVENT),
     "wire/openai-compat/mistral-magistral-content-array-thinking.sse": (
         (True,),
         frozenset({"parts"}),

@@ -66,7 +66,9 @@ try:
 except ImportError as exc:
     raise MissingExtraError("msgwire.interop.openai_agents (StoreSession)", "openai-agents", exc) from None
 
-__all__ = ["CLEAR", "POP", "StoreSession"]
+from .openai_agents_model import MsgwireModel, MsgwireModelProvider  # the Model, in a module of its own
+
+__all__ = ["CLEAR", "POP", "MsgwireModel", "MsgwireModelProvider", "StoreSession"]
 
 POP = "openai_agents.pop_item"
 """The ``system_control`` of a ``pop_item``: ``{"message_id", "item"}``, the item removed."""

@@ -128,9 +128,8 @@ def test_the_loop_ends_as_on_openai_agents_own_model(store: SQLStore, dialect: s
     assert mine.final_output == theirs.final_output == Sum(value=5, note="2 + 3")
     assert mine.last_agent.name == theirs.last_agent.name == "specialist"
     assert _items(my_items) == _items(their_items)
-    assert [i.get("type", "message") for i in my_items] == [
-        "message", "function_call", "function_call_output", "message", "function_call", "function_call_output", "message"
-    ]  # fmt: skip
+    call, output = "function_call", "function_call_output"
+    assert [i.get("type", "message") for i in my_items] == ["message", call, output, "message", call, output, "message"]
     assert my_calls == their_calls  # each model call sent the same conversation
     assert len(my_calls) == 3
     assert store.load(f"msgwire-{dialect}-{streamed}").verify()

@@ -35,7 +35,13 @@ OPTIONAL = {
     "pydantic_ai": {"interop/pydantic_ai.py"},
     "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
     "pydantic_core": {"harness/tools/pydantic_types.py"},
-    "agents": {"interop/openai_agents.py"},
+    "agents": {
+        "interop/openai_agents.py",
+        "interop/openai_agents_events.py",
+        "interop/openai_agents_model.py",
+        "interop/openai_agents_passthrough.py",
+        "interop/openai_agents_request.py",
+    },
 }
 WINGS = ("harness/", "cli/", "interop/")
 """What stands on the wire layer: the agent harness, the command, the adapters to other libraries."""

@@ -302,6 +302,18 @@ class StoreSession:
         self.store = sync
         self._async = store if isinstance(store, AsyncStore) else None
         self._trail = _Trail(sync, session_id)
+        self._closed = False
+
+    def close(self) -> None:
+        """Close the session, as ``SQLiteSession.close()``: every call after it raises
+        ``RuntimeError``; closing again does nothing. The store is the caller's and stays open
+        (``store.close()`` closes it; a session whose store was closed raises ``RuntimeError``
+        too)."""
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"StoreSession {self.session_id!r} is closed")
 
     def __repr__(self) -> str:
         return f"StoreSession({self.session_id!r}, {self.store.url!r})"
@@ -310,18 +322,21 @@ class StoreSession:
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The session's items in order, equal to what was added (the latest ``limit``; by
-        default ``session_settings.limit``, ``None``: all)."""
+        default ``session_settings.limit``; ``None`` or a negative limit: all, ``0``: none, as
+        ``SQLiteSession``)."""
+        self._check_open()
         limit = resolve_session_limit(limit, self.session_settings)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
         if limit is not None and limit < 0:
-            raise ValueError(f"limit must be None or at least 0, got {limit}")
+            limit = None  # as SQLiteSession: SQLite's LIMIT -1, no limit
         items = await self._read(lambda trail: trail.items(limit))
         return [cast(TResponseInputItem, _item_decoder.decode(item)) for item in items]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` in one transaction (all or none), each one message. Raises
         ``TypeError`` for an item that is not a JSON object."""
+        self._check_open()
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise TypeError(f"add_items takes a list of items, got {type(items).__name__}")
         if not items:
@@ -332,11 +347,13 @@ class StoreSession:
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the last item and return it (``None`` when the session is empty): a
         ``system_control`` entry records the removal."""
+        self._check_open()
         item = await self._write(lambda trail: trail.pop())
         return None if item is None else cast(TResponseInputItem, _item_decoder.decode(item))
 
     async def clear_session(self) -> None:
         """Remove every item: a ``system_control`` entry records it; the trail keeps them."""
+        self._check_open()
         await self._write(lambda trail: trail.clear())
 
     # --- msgwire's side -----------------------------------------------------------------------
@@ -344,6 +361,7 @@ class StoreSession:
     async def messages(self) -> list[Message]:
         """The live items as msgwire messages, one per item (a ``provider_item`` unknown message
         for an item msgwire has no message for)."""
+        self._check_open()
         return await self._read(lambda trail: trail.messages())
 
     async def report(self) -> LossReport:
@@ -352,6 +370,7 @@ class StoreSession:
         (``kind="provider_part"``, ``block`` its place), an item kept whole as a ``provider_item``
         message or kept beside its message (``kind="item"``, the reason naming the fields). Every
         item comes back equal all the same."""
+        self._check_open()
         return await self._read(lambda trail: trail.report())
 
     # --- running off the event loop -----------------------------------------------------------
@@ -361,7 +380,12 @@ class StoreSession:
 
         def run(*_: object) -> T:
             with trail.lock:
-                return work(trail)
+                try:
+                    return work(trail)
+                except ValueError as error:
+                    if not str(error).endswith(" is closed"):  # the stores' words for it
+                        raise
+                    raise RuntimeError(f"StoreSession {self.session_id!r}: its store {error}") from error
 
         return run
 

@@ -111,7 +111,8 @@ def _agents_usage(response: Response | None) -> AgentsUsage:
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         total_tokens=usage.total_tokens,
-        input_tokens_details=usage.input_tokens_details or InputTokensDetails(cached_tokens=0),
+        input_tokens_details=usage.input_tokens_details
+        or InputTokensDetails.model_validate({"cached_tokens": 0, "cache_write_tokens": 0}),
         output_tokens_details=usage.output_tokens_details or OutputTokensDetails(reasoning_tokens=0),
     )
 

@@ -18,19 +18,18 @@ from ..sse import SSEParser
 
 try:
     from agents.exceptions import ModelBehaviorError
+    from openai._models import construct_type
     from openai.types.responses import Response, ResponseStreamEvent
 except ImportError as exc:  # pragma: no cover - the package's import says which extra
     from ..errors import MissingExtraError
 
     raise MissingExtraError("msgwire.interop.openai_agents (MsgwireModel)", "openai-agents", exc) from None
 
-try:  # the openai SDK's own reading of a reply (lenient: an event type it does not know is kept)
-    from openai._models import construct_type as _construct
-except ImportError:  # pragma: no cover - a later SDK without it: validated instead
-    from pydantic import TypeAdapter
 
-    def _construct(*, type_: Any, value: object) -> Any:
-        return TypeAdapter(type_).validate_python(value)
+def _construct(*, type_: Any, value: object) -> Any:
+    """``value`` as ``type_``, read as the openai SDK reads a reply: ``construct_type``, lenient
+    (an event type it does not know is kept), the objects ``OpenAIResponsesModel`` yields."""
+    return construct_type(type_=type_, value=value)
 
 
 try:  # openai-agents' own errors of a Responses stream that ended failed (0.24)

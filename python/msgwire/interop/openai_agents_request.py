@@ -143,7 +143,7 @@ class _Items:
         if "id" not in item:  # made from Chat Completions: the reader takes text without an item id
             self.items.append({"role": "assistant", "content": _text_of(content)})
             return
-        parts = []
+        parts: list[dict[str, Any]] = []
         for part in content:
             if isinstance(part, Mapping) and part.get("type") == "refusal":
                 parts.append({"type": "output_text", "text": part.get("refusal") or "", "annotations": []})
@@ -290,7 +290,10 @@ def _extra(settings: ModelSettings, dialect: Dialect) -> Extra | None:
             fields[name] = value
         else:
             raise UserError(f"MsgwireModel does not send {name} to a {dialect} provider (it has no such setting)")
-    fields.update(settings.extra_body or {})  # type: ignore[arg-type]  # a JSON object when given
+    if isinstance(settings.extra_body, Mapping):
+        fields.update(settings.extra_body)
+    elif settings.extra_body is not None:
+        raise UserError(f"extra_body must be a JSON object for MsgwireModel, got {type(settings.extra_body).__name__}")
     fields.update(settings.extra_args or {})
     return Extra(dialect=dialect, fields=fields) if fields else None
 

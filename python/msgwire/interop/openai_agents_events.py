@@ -42,6 +42,7 @@ from ..types import (
     Usage,
     new_id,
 )
+from .openai_agents_deltas import maker
 from .openai_agents_hints import ChatHints
 from .openai_agents_request import FAKE_ID, THINKING_PROVIDER
 
@@ -109,6 +110,34 @@ LENGTH_WITHOUT_OUTPUT = (
     "{dialect} stream terminated with finish_reason='length' but produced no assistant text, tool call, or refusal."
 )
 """openai-agents' own error for a reply cut by its token limit before anything was said."""
+
+
+# the delta events, one a chunk: made without validating what this module made (deltas.maker)
+_TEXT = maker(
+    ResponseTextDeltaEvent,
+    {"content_index": 0, "delta": "a", "item_id": FAKE_ID, "output_index": 0, "type": "response.output_text.delta",
+     "sequence_number": 1, "logprobs": []},
+)  # fmt: skip
+_REFUSAL = maker(
+    ResponseRefusalDeltaEvent,
+    {"content_index": 0, "delta": "a", "item_id": FAKE_ID, "output_index": 0, "type": "response.refusal.delta",
+     "sequence_number": 1},
+)  # fmt: skip
+_ARGUMENTS = maker(
+    ResponseFunctionCallArgumentsDeltaEvent,
+    {"delta": "a", "item_id": FAKE_ID, "output_index": 0, "type": "response.function_call_arguments.delta",
+     "sequence_number": 1},
+)  # fmt: skip
+_SUMMARY_TEXT = maker(
+    ResponseReasoningSummaryTextDeltaEvent,
+    {"delta": "a", "item_id": FAKE_ID, "output_index": 0, "summary_index": 0,
+     "type": "response.reasoning_summary_text.delta", "sequence_number": 1},
+)  # fmt: skip
+_REASONING_TEXT = maker(
+    ResponseReasoningTextDeltaEvent,
+    {"delta": "a", "item_id": FAKE_ID, "output_index": 0, "content_index": 0, "type": "response.reasoning_text.delta",
+     "sequence_number": 1},
+)  # fmt: skip
 
 
 def call_id(given: str) -> str:
@@ -318,7 +347,7 @@ class ChatEvents:
                 return []
             call.arguments.append(event.fragment)
             return [
-                ResponseFunctionCallArgumentsDeltaEvent.model_construct(
+                _ARGUMENTS(
                     delta=event.fragment,
                     item_id=FAKE_ID,
                     output_index=call.output_index,
@@ -355,7 +384,7 @@ class ChatEvents:
         self._thinking.append(text)
         if self._raw_reasoning:
             out.append(
-                ResponseReasoningTextDeltaEvent.model_construct(
+                _REASONING_TEXT(
                     delta=text,
                     item_id=FAKE_ID,
                     output_index=0,
@@ -380,7 +409,7 @@ class ChatEvents:
                 )
             )
         out.append(
-            ResponseReasoningSummaryTextDeltaEvent.model_construct(
+            _SUMMARY_TEXT(
                 delta=text,
                 item_id=FAKE_ID,
                 output_index=0,
@@ -460,7 +489,7 @@ class ChatEvents:
 
     def _text_delta(self, text: str) -> ResponseStreamEvent:
         if self._refusal:
-            return ResponseRefusalDeltaEvent.model_construct(
+            return _REFUSAL(
                 content_index=0,
                 delta=text,
                 item_id=FAKE_ID,
@@ -468,7 +497,7 @@ class ChatEvents:
                 type="response.refusal.delta",
                 sequence_number=self._next(),
             )
-        return ResponseTextDeltaEvent.model_construct(
+        return _TEXT(
             content_index=0,
             delta=text,
             item_id=FAKE_ID,

@@ -117,16 +117,20 @@ def _agents_usage(response: Response | None) -> AgentsUsage:
     )
 
 
-class _Progress:
-    """How far a streamed call went, across its attempts: ``opened`` (the reply's headers came:
-    a failure after them is this model's to retry, one before them the provider's), ``created``
-    (``response.created`` went out: once per call), ``started`` (anything else went out: the
-    call is no longer sent again)."""
+class _Attempts:
+    """How far a streamed call went across its attempts, and whether to send it again:
+    ``opened`` (the reply's headers came: a failure after them is this model's to retry, one
+    before them was the provider's, which retried it), ``created`` (``response.created`` went out:
+    once a call), ``started`` (anything else went out: the call is not sent again). ``retry``:
+    the provider's ``Retry`` for each attempt (``None``: its own; one attempt when openai-agents'
+    runner retries itself, and then no attempt here either)."""
 
-    __slots__ = ("created", "opened", "started")
+    __slots__ = ("attempt", "created", "opened", "policy", "retry", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, retry: Retry | None, policy: Retry) -> None:
+        self.retry, self.policy = retry, retry or policy
         self.opened = self.created = self.started = False
+        self.attempt = 0
 
     def passes(self, kind: str) -> bool:
         """Whether a server event of type ``kind`` goes out (a created event, once)."""
@@ -137,6 +141,20 @@ class _Progress:
         elif kind != "response.in_progress":
             self.started = True
         return True
+
+    def after(self, failure: StreamError) -> float:
+        """The wait before sending the call again after ``failure``; raises it when the call is
+        not sent again."""
+        if self.started:
+            setattr(failure, _STARTED, True)
+            raise failure
+        if self.retry is _ONCE or not self.opened or not _worth_another_try(failure):
+            raise failure
+        wait = self.policy.delay(self.attempt)
+        if wait is None:
+            raise failure
+        self.attempt += 1
+        return wait
 
 
 class _RequestId:
@@ -305,7 +323,7 @@ class MsgwireModel(Model):
 
     # --- streamed -----------------------------------------------------------------------------
 
-    async def stream_response(
+    def stream_response(
         self,
         system_instructions: str | None,
         input: str | list[TResponseInputItem],  # noqa: A002 - openai-agents' name
@@ -330,93 +348,89 @@ class MsgwireModel(Model):
             conversation_id,
             prompt,
         )
-        retry = self._retry()
-        policy = retry or self.provider.retry
-        progress = _Progress()
-        with generation_span(model=self.model, disabled=tracing.is_disabled()):
-            attempt = 0
-            while True:
-                try:
-                    if self.provider.dialect == "openai-responses":
-                        reply = self._passthrough(request, retry, progress)
-                    else:
-                        reply = self._chat(request, model_settings, retry, progress)
-                    async for event in reply:
-                        yield event
-                    return
-                except StreamError as failure:
-                    if progress.started:
-                        setattr(failure, _STARTED, True)
-                        raise
-                    if retry is _ONCE or not progress.opened or not _worth_another_try(failure):
-                        raise  # an error opening the call was the provider's to retry, and it did
-                    wait = policy.delay(attempt)
-                    if wait is None:
-                        raise
-                attempt += 1
-                await asyncio.sleep(wait)
+        attempts = _Attempts(self._retry(), self.provider.retry)
+        if self.provider.dialect == "openai-responses":
+            return self._passthrough(request, attempts, tracing)
+        return self._chat(request, model_settings, attempts, tracing)
 
     async def _chat(
-        self, request: Request, settings: ModelSettings, retry: Retry | None, progress: _Progress
+        self, request: Request, settings: ModelSettings, attempts: _Attempts, tracing: ModelTracing
     ) -> AsyncIterator[TResponseStreamEvent]:
-        """One call of a dialect other than Responses (``openai_agents_events``)."""
-        hints = ChatHints() if self.provider.dialect == "openai" else None
-        base = base_response(self.model, settings, bool(request.tools))
-        events = ChatEvents(base, self.model, self.provider.dialect, hints)
-        progress.opened = False
-        stream = await self.provider.astream(request, retry=retry, tap=hints.tap if hints is not None else None)
-        progress.opened = True
-        try:
-            feed = events.feed
-            async for event in stream:
-                if not progress.created:  # on the reply's first event, as openai-agents does
-                    progress.created = True
-                    yield events.start()
-                out = feed(event)
-                if out:
-                    progress.started = True
-                    for each in out:
+        """A call of a dialect other than Responses (``openai_agents_events``), sent again as
+        ``attempts`` says."""
+        with generation_span(model=self.model, disabled=tracing.is_disabled()):
+            while True:
+                hints = ChatHints() if self.provider.dialect == "openai" else None
+                base = base_response(self.model, settings, bool(request.tools))
+                events = ChatEvents(base, self.model, self.provider.dialect, hints)
+                try:
+                    attempts.opened = False
+                    stream = await self.provider.astream(
+                        request, retry=attempts.retry, tap=hints.tap if hints is not None else None
+                    )
+                    attempts.opened = True
+                    try:
+                        feed = events.feed
+                        async for event in stream:
+                            if not attempts.created:  # on the reply's first event, as openai-agents does
+                                attempts.created = True
+                                yield events.start()
+                            out = feed(event)
+                            if out:
+                                attempts.started = True
+                                for each in out:
+                                    yield each
+                        message = stream.message()
+                    finally:
+                        await stream.aclose()
+                    if not attempts.created:
+                        attempts.created = True
+                        yield events.start()
+                    for each in events.finish(message):
                         yield each
-            message = stream.message()
-        finally:
-            await stream.aclose()
-        if not progress.created:
-            progress.created = True
-            yield events.start()
-        for each in events.finish(message):
-            yield each
+                    return
+                except StreamError as failure:
+                    wait = attempts.after(failure)
+                await asyncio.sleep(wait)
 
     async def _passthrough(
-        self, request: Request, retry: Retry | None, progress: _Progress
+        self, request: Request, attempts: _Attempts, tracing: ModelTracing
     ) -> AsyncIterator[TResponseStreamEvent]:
-        """One Responses call: the server's events as they come (``openai_agents_passthrough``),
+        """A Responses call: the server's events as they come (``openai_agents_passthrough``),
         a terminal failure raised as openai-agents raises it, after its event."""
-        events = Events()
-        progress.opened = False
-        stream = await self.provider.astream(request, retry=retry, tap=events.tap)
-        progress.opened = True
-        failure: StreamError | None = None
-        try:
-            try:
-                async for _ in stream:
-                    for each in events.take():
-                        if progress.passes(each.type):
-                            yield each
-                        terminal = failure_of(each)
-                        if terminal is not None:
-                            raise terminal  # after its event, as openai-agents' own model does
-            except StreamError as error:
-                failure = error
-            for each in events.take():  # what the last piece held, the failed event included
-                if progress.passes(each.type):
-                    yield each
-                terminal = failure_of(each)
-                if terminal is not None:
-                    raise terminal from failure
-            if failure is not None:
-                raise failure
-        finally:
-            await stream.aclose()
+        with generation_span(model=self.model, disabled=tracing.is_disabled()):
+            while True:
+                events = Events()
+                try:
+                    attempts.opened = False
+                    stream = await self.provider.astream(request, retry=attempts.retry, tap=events.tap)
+                    attempts.opened = True
+                    failure: StreamError | None = None
+                    try:
+                        try:
+                            async for _ in stream:
+                                for each in events.take():
+                                    if attempts.passes(each.type):
+                                        yield each
+                                    terminal = failure_of(each)
+                                    if terminal is not None:
+                                        raise terminal  # after its event, as openai-agents' own model
+                        except StreamError as error:
+                            failure = error
+                        for each in events.take():  # what the last piece held, the failed event included
+                            if attempts.passes(each.type):
+                                yield each
+                            terminal = failure_of(each)
+                            if terminal is not None:
+                                raise terminal from failure
+                        if failure is not None:
+                            raise failure
+                    finally:
+                        await stream.aclose()
+                    return
+                except StreamError as failure:
+                    wait = attempts.after(failure)
+                await asyncio.sleep(wait)
 
     # --- retries ------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from msgwire import ProviderError, TransportError
 from msgwire.harness.providers import OpenAI, Retry
 from msgwire.interop.openai_agents import MsgwireModel
-from msgwire.testing import ScriptedServer, error, recorded, reply, stream_error
+from msgwire.testing import ScriptedServer, error, recorded, reply, stream_error, tool_call
 from tests._support.oa_models import call, ours
 
 FAST = Retry(max_retries=2, initial_delay=0.01, max_delay=0.02)
@@ -245,3 +245,32 @@ def test_a_model_needs_a_msgwire_provider() -> None:
     model = MsgwireModel(OpenAI(base_url="http://127.0.0.1:9", api_key="k", model="gpt-4o"), model_name="gpt-4o-mini")
     assert model.model == "gpt-4o-mini"
     assert "gpt-4o-mini" in repr(model)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+@pytest.mark.parametrize("dialect", ["anthropic", "gemini", "ollama"])
+def test_a_run_with_a_tool_on_every_dialect(dialect: str, streamed: bool) -> None:
+    """The same loop on the providers openai-agents has no model of its own for (but LiteLLM's):
+    the call, its result sent back (Ollama pairs results by order: no ids), the answer."""
+    with ScriptedServer([reply([tool_call("add", {"a": 2, "b": 3}, id="call_1")]), reply("5")]) as server:
+        model, close = ours(dialect, server.url)
+        agent = Agent(name="calc", model=model, tools=[add], model_settings=ModelSettings(max_tokens=100))
+
+        async def go() -> Any:
+            try:
+                if streamed:
+                    result = Runner.run_streamed(agent, "What is 2 + 3?", run_config=RunConfig(tracing_disabled=True))
+                    async for _ in result.stream_events():
+                        pass
+                    return result
+                return await Runner.run(agent, "What is 2 + 3?", run_config=RunConfig(tracing_disabled=True))
+            finally:
+                await close()
+
+        result = asyncio.run(go())
+        second = server.requests[1].json()
+    assert result.final_output == "5"
+    assert "5" in str(second)  # the tool's result went back
+    calls = [i for i in result.to_input_list() if i.get("type") == "function_call"]
+    assert len(calls) == 1
+    assert calls[0]["call_id"]

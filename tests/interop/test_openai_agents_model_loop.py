@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -24,6 +25,7 @@ from msgwire.interop.openai_agents import MsgwireModel, MsgwireModelProvider, St
 from msgwire.testing import Reply, ScriptedServer, recorded, reply, tool_call
 from tests._support.oa_models import native
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN_CONFIG = RunConfig(tracing_disabled=True)
 ONCE = Retry(max_retries=0)
 
@@ -222,3 +224,45 @@ def test_anthropic_thinking_goes_back_signed_through_the_session(store: SQLStore
     stored = asyncio.run(StoreSession(f"claude-{streamed}", store).get_items())
     reasoning = next(i for i in stored if i.get("type") == "reasoning")
     assert reasoning["provider_data"]["thinking_blocks"][0]["signature"] == "sig-123"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+def test_responses_reasoning_goes_back_by_its_id_and_encrypted_content(store: SQLStore, streamed: bool) -> None:
+    """A Responses reasoning item before a function call must be sent back with it (by its id,
+    with its encrypted content), through the session too: the model's own reply, recorded."""
+    data = (FIXTURES / "wire/openai/responses-encrypted-reasoning-text-function-call.sse").read_bytes()
+
+    @function_tool
+    def get_capital(country: str) -> str:
+        """The capital of a country."""
+        return "Paris"
+
+    with ScriptedServer([recorded(data, "openai-responses"), reply("Paris.")]) as server:
+        provider = PROVIDERS["openai-responses"](base_url=server.url, api_key="k", model="gpt-5", retry=ONCE)
+        model = MsgwireModel(provider)
+        agent = Agent(name="geo", model=model, tools=[get_capital])
+        session = StoreSession(f"responses-{streamed}", store)
+
+        async def go() -> Any:
+            try:
+                if streamed:
+                    result = Runner.run_streamed(agent, "Capital of France?", session=session, run_config=RUN_CONFIG)
+                    async for _ in result.stream_events():
+                        pass
+                    return result
+                return await Runner.run(agent, "Capital of France?", session=session, run_config=RUN_CONFIG)
+            finally:
+                await model.close()
+
+        result = asyncio.run(go())
+        sent = server.requests[1].json()["input"]
+    assert result.final_output == "Paris."
+    first = next(i for i in sent if i.get("type") == "reasoning")
+    recorded_item = next(
+        i for i in asyncio.run(StoreSession(f"responses-{streamed}", store).get_items()) if i.get("type") == "reasoning"
+    )
+    assert first["id"] == recorded_item["id"]
+    assert first["id"].startswith("rs_")
+    assert first["encrypted_content"] == recorded_item["encrypted_content"]
+    kinds = [i.get("type") for i in sent]
+    assert kinds.index("reasoning") < kinds.index("function_call") < kinds.index("function_call_output")

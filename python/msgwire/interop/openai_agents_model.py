@@ -62,7 +62,7 @@ try:
     from agents.models.interface import Model, ModelProvider, ModelTracing
     from agents.tracing import generation_span
     from agents.usage import Usage as AgentsUsage
-    from openai.types.responses import Response
+    from openai.types.responses import ResponseUsage
     from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 except ImportError as exc:  # pragma: no cover - the package's import says which extra
     from ..errors import MissingExtraError
@@ -102,8 +102,8 @@ def _worth_another_try(failure: StreamError) -> bool:
     return isinstance(failure, (TransportError, TruncatedStreamError))
 
 
-def _agents_usage(response: Response | None) -> AgentsUsage:
-    usage = response.usage if response is not None else None
+def _agents_usage(usage: ResponseUsage | None) -> AgentsUsage:
+    """A reply's usage as openai-agents counts it: one request."""
     if usage is None:
         return AgentsUsage(requests=1)  # the request was made, and counts, even without usage
     return AgentsUsage(
@@ -281,10 +281,10 @@ class MsgwireModel(Model):
                 response = response_of(bytes(tap.body), tap.id)
                 if response.status in ("failed", "incomplete"):
                     raise response_terminal_failure_error(f"response.{response.status}", response)
-                output, response_id = list(response.output), response.id
+                output, response_id, usage = list(response.output), response.id, _agents_usage(response.usage)
             else:
-                output, response_id, response = self._chat_output(message, hints), None, None
-            usage = _agents_usage(response) if responses else self._chat_usage(message)
+                output, response_id = self._chat_output(message, hints), None
+                usage = _agents_usage(response_usage(message.usage))
             span.span_data.usage = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
         return ModelResponse(output=output, usage=usage, response_id=response_id, request_id=tap.id)
 
@@ -307,19 +307,6 @@ class MsgwireModel(Model):
             dialect = "Chat Completions" if self.provider.dialect == "openai" else self.provider.dialect
             raise ModelBehaviorError(LENGTH_WITHOUT_OUTPUT.format(dialect=dialect).replace(" stream ", " response "))
         return list(output_items(message, self.model, hints))
-
-    def _chat_usage(self, message: AssistantMessage) -> AgentsUsage:
-        usage = response_usage(message.usage)
-        if usage is None:
-            return AgentsUsage(requests=1)
-        return AgentsUsage(
-            requests=1,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens,
-            input_tokens_details=usage.input_tokens_details,
-            output_tokens_details=usage.output_tokens_details,
-        )
 
     # --- streamed -----------------------------------------------------------------------------
 

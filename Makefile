@@ -61,6 +61,7 @@ test: build system ## Run every test: cargo test, a short fuzz run, then pytest 
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(BIN)/python -m pytest --quiet tests benches --benchmark-disable
 	$(MAKE) --no-print-directory test-oldest
+	$(MAKE) --no-print-directory test-oldest-openai-agents
 
 # The pydantic-ai interop tests again on the oldest supported pydantic-ai (requirements/oldest.txt: the
 # extra's floor and only what those tests need), in a venv of the same Python, with the extension built
@@ -89,6 +90,25 @@ QUICK_SKIP := --ignore=tests/harness/store/test_store_faults.py --ignore=tests/h
 .PHONY: test-quick
 test-quick: build system ## The edit loop: pytest tests/ without the fuzz run, cargo test, benches, PostgreSQL restarts, mypy
 	$(BIN)/python -m pytest --quiet tests $(QUICK_SKIP)
+
+# The openai-agents interop tests again on the oldest supported openai-agents (requirements/oldest-openai-agents.txt):
+# that release alone in a folder put ahead of .venv on PYTHONPATH, everything else .venv's. The differential test
+# compares with openai-agents' own models on the release pinned in requirements/dev.txt, where its allow-list was
+# measured: it runs there only.
+OLDEST_AGENTS := .venv-oldest-openai-agents
+OLDEST_AGENTS_STAMP := $(OLDEST_AGENTS)/.installed-$(shell sha1sum requirements/oldest-openai-agents.txt | cut -c1-12)
+
+$(OLDEST_AGENTS_STAMP): requirements/oldest-openai-agents.txt $(STAMP)
+	@rm -rf $(OLDEST_AGENTS)
+	$(BIN)/python -m pip install --quiet --no-deps --target $(OLDEST_AGENTS) -r requirements/oldest-openai-agents.txt
+	@touch $@
+
+.PHONY: test-oldest-openai-agents
+test-oldest-openai-agents: build $(OLDEST_AGENTS_STAMP) ## The openai-agents interop tests on the oldest supported openai-agents
+	PYTHONPATH=$(abspath $(OLDEST_AGENTS)):$(abspath python) $(BIN)/python -m pytest --quiet -p no:cacheprovider \
+		tests/interop/test_openai_agents.py tests/interop/test_openai_agents_session_suite.py \
+		tests/interop/test_openai_agents_model_loop.py tests/interop/test_openai_agents_model_anomalies.py \
+		tests/interop/test_openai_agents_model.py
 
 .PHONY: test-deep
 test-deep: build system ## The longer randomized search: property tests at random, DEEP_SCALE (10) times the examples

@@ -10,7 +10,10 @@ by N. For msgwire also: the time to the answer's first token (the server stamps 
 wrote that chunk into its id), p50 and p99, and the threads the process had at its peak.
 
 Run: ``.venv/bin/python -m benches.many [--n 1000] [--pace 0.02] [--clients msgwire,openai-agents,...]``.
-Entries: ``msgwire`` (``Agent.astream``), ``openai-agents`` (``Runner.run_streamed``),
+Entries: ``msgwire`` (``Agent.astream``), ``openai-agents`` (``Runner.run_streamed`` on its own
+Chat Completions model), ``openai-agents+msgwire`` (the same on ``MsgwireModel``),
+``openai-agents-floor`` (the same on a model yielding the events of each reply made in advance,
+at the server's pace: no HTTP, no decoding; the framework's own cost),
 ``pydantic-ai`` (``agent.run`` with an event stream handler), ``pydantic-ai+msgwire`` (the same
 agent on ``msgwire.interop.pydantic_ai.MsgwireModel`` over msgwire's ``OpenAI`` provider),
 ``pydantic-ai-function`` (the same agent on pydantic-ai's ``FunctionModel`` streaming the same
@@ -110,6 +113,81 @@ async def _openai_agents(url: str, n: int, sample: Sample) -> None:
     await client.close()
 
 
+async def _openai_agents_msgwire(url: str, n: int, sample: Sample) -> None:
+    """openai-agents with msgwire's model: ``MsgwireModel`` on msgwire's ``OpenAI`` provider."""
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+
+    from msgwire.harness.providers import OpenAI
+    from msgwire.interop.openai_agents import MsgwireModel
+
+    set_tracing_disabled(True)
+    model = MsgwireModel(OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", max_retries=0))
+    agent = Agent(name="bench", model=model, tools=[function_tool(lookup)])
+
+    async def one() -> None:
+        result = Runner.run_streamed(agent, PROMPT)
+        async for _ in result.stream_events():
+            pass
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+    await model.close()
+
+
+def _floor_replies() -> list[list[list[Any]]]:
+    """The two replies of ``many_server.py`` as the Responses events ``MsgwireModel`` makes of
+    them, chunk by chunk, made once: what openai-agents' floor model yields."""
+    from agents import ModelSettings
+
+    from benches import many_server
+    from msgwire.interop.openai_agents_events import ChatEvents, base_response
+
+    replies = []
+    for events in (many_server._tool_call_events(1), many_server._ANSWER):
+        maker = ChatEvents(base_response("gpt-4o", ModelSettings(), True), "gpt-4o", "openai")
+        decoder = msgwire.Decoder("openai")
+        chunks: list[list[Any]] = [[maker.start()]]
+        chunks += [[out for event in decoder.feed(piece) for out in maker.feed(event)] for piece in events]
+        decoder.end()
+        chunks.append(maker.finish(decoder.message()))
+        replies.append(chunks)
+    return replies
+
+
+async def _openai_agents_floor(url: str, n: int, sample: Sample) -> None:
+    """openai-agents alone: the same run on a model that yields the events of each reply, made
+    in advance, at the server's pace (no HTTP, no decoding): what the framework itself costs."""
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.models.interface import Model
+
+    set_tracing_disabled(True)
+    replies = _floor_replies()
+    pace = _pace()
+
+    class Floor(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+        async def stream_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+            steps = sum(1 for item in input if isinstance(item, dict) and item.get("type") == "function_call_output")
+            for chunk in replies[min(steps, 1)]:
+                await asyncio.sleep(pace)  # a chunk's wait: at least one turn of the loop, as a read
+                for event in chunk:
+                    if event.type == "response.completed":  # the runner keeps its response: a fresh one
+                        event = event.model_copy(update={"response": event.response.model_copy()})
+                    yield event
+
+    agent = Agent(name="bench", model=Floor(), tools=[function_tool(lookup)])
+
+    async def one() -> None:
+        result = Runner.run_streamed(agent, PROMPT)
+        async for _ in result.stream_events():
+            pass
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+
+
 async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
     from openai import AsyncOpenAI
     from pydantic_ai import Agent
@@ -153,8 +231,9 @@ async def _pydantic_ai_msgwire(url: str, n: int, sample: Sample) -> None:
         await provider.aclose()
 
 
-_PACE = [0.0]
-"""Seconds between chunks (``--pace``), for the entries that stream without a server."""
+def _pace() -> float:
+    """Seconds between chunks (``--pace``), for the entries that stream without a server."""
+    return float(os.environ.get("MSGWIRE_BENCH_PACE", "0"))
 
 
 async def _pydantic_ai_function(url: str, n: int, sample: Sample) -> None:
@@ -164,7 +243,7 @@ async def _pydantic_ai_function(url: str, n: int, sample: Sample) -> None:
 
     from benches.many_server import ANSWER_CHUNKS, CALL_CHUNKS, WORD
 
-    pace = _PACE[0]
+    pace = _pace()
     arguments = msgspec.json.encode({"key": "k1", "padding": "x" * 40}).decode()
     step = -(-len(arguments) // CALL_CHUNKS)
     pieces = [arguments[i : i + step] for i in range(0, len(arguments), step)]
@@ -290,6 +369,8 @@ def _httpx2(url: str, n: int, sample: Sample) -> Awaitable[None]:
 ENTRIES: dict[str, Callable[[str, int, Sample], Awaitable[None]]] = {
     "msgwire": _msgwire,
     "openai-agents": _openai_agents,
+    "openai-agents+msgwire": _openai_agents_msgwire,
+    "openai-agents-floor": _openai_agents_floor,
     "pydantic-ai": _pydantic_ai,
     "pydantic-ai+msgwire": _pydantic_ai_msgwire,
     "pydantic-ai-function": _pydantic_ai_function,
@@ -327,7 +408,7 @@ def main() -> None:
     parser.add_argument("--clients", default="msgwire,openai-agents,pydantic-ai,floor")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    _PACE[0] = args.pace
+    os.environ["MSGWIRE_BENCH_PACE"] = str(args.pace)  # the floors without a server keep its pace
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     server = subprocess.Popen(

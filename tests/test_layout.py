@@ -48,7 +48,13 @@ OPTIONAL = {
     },
     "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
     "pydantic_core": {"harness/tools/pydantic_types.py"},
-    "agents": {"interop/openai_agents.py"},
+    "agents": {
+        "interop/openai_agents.py",
+        "interop/openai_agents_events.py",
+        "interop/openai_agents_model.py",
+        "interop/openai_agents_passthrough.py",
+        "interop/openai_agents_request.py",
+    },
     "httpx_sse": {"bench/peers.py"},
     "orjson": {"bench/peers.py"},
 }

@@ -67,7 +67,9 @@ try:
 except ImportError as exc:
     raise MissingExtraError("msgwire.interop.openai_agents (StoreSession)", "openai-agents", exc) from None
 
-__all__ = ["CLEAR", "POP", "StoreSession"]
+from .openai_agents_model import MsgwireModel, MsgwireModelProvider  # the Model, in a module of its own
+
+__all__ = ["CLEAR", "POP", "MsgwireModel", "MsgwireModelProvider", "StoreSession"]
 
 POP = "openai_agents.pop_item"
 """The ``system_control`` of a ``pop_item``: ``{"message_id", "item"}``, the item removed."""
@@ -324,6 +326,18 @@ class StoreSession:
         self._async = store if isinstance(store, AsyncStore) else None
         accept = tuple(accepted(accept_header))  # a bad name is refused here, not at the first read
         self._trail = _Trail(sync, session_id, accept)
+        self._closed = False
+
+    def close(self) -> None:
+        """Close the session, as ``SQLiteSession.close()``: every call after it raises
+        ``RuntimeError``; closing again does nothing. The store is the caller's and stays open
+        (``store.close()`` closes it; a session whose store was closed raises ``RuntimeError``
+        too)."""
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"StoreSession {self.session_id!r} is closed")
 
     def __repr__(self) -> str:
         return f"StoreSession({self.session_id!r}, {self.store.url!r})"
@@ -332,18 +346,21 @@ class StoreSession:
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The session's items in order, equal to what was added (the latest ``limit``; by
-        default ``session_settings.limit``, ``None``: all)."""
+        default ``session_settings.limit``; ``None`` or a negative limit: all, ``0``: none, as
+        ``SQLiteSession``)."""
+        self._check_open()
         limit = resolve_session_limit(limit, self.session_settings)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
         if limit is not None and limit < 0:
-            raise ValueError(f"limit must be None or at least 0, got {limit}")
+            limit = None  # as SQLiteSession: SQLite's LIMIT -1, no limit
         items = await self._read(lambda trail: trail.items(limit))
         return [cast(TResponseInputItem, _item_decoder.decode(item)) for item in items]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` in one transaction (all or none), each one message. Raises
         ``TypeError`` for an item that is not a JSON object."""
+        self._check_open()
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise TypeError(f"add_items takes a list of items, got {type(items).__name__}")
         if not items:
@@ -354,11 +371,13 @@ class StoreSession:
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the last item and return it (``None`` when the session is empty): a
         ``system_control`` entry records the removal."""
+        self._check_open()
         item = await self._write(lambda trail: trail.pop())
         return None if item is None else cast(TResponseInputItem, _item_decoder.decode(item))
 
     async def clear_session(self) -> None:
         """Remove every item: a ``system_control`` entry records it; the trail keeps them."""
+        self._check_open()
         await self._write(lambda trail: trail.clear())
 
     # --- msgwire's side -----------------------------------------------------------------------
@@ -366,6 +385,7 @@ class StoreSession:
     async def messages(self) -> list[Message]:
         """The live items as msgwire messages, one per item (a ``provider_item`` unknown message
         for an item msgwire has no message for)."""
+        self._check_open()
         return await self._read(lambda trail: trail.messages())
 
     async def report(self) -> LossReport:
@@ -374,6 +394,7 @@ class StoreSession:
         (``kind="provider_part"``, ``block`` its place), an item kept whole as a ``provider_item``
         message or kept beside its message (``kind="item"``, the reason naming the fields). Every
         item comes back equal all the same."""
+        self._check_open()
         return await self._read(lambda trail: trail.report())
 
     # --- running off the event loop -----------------------------------------------------------
@@ -383,7 +404,12 @@ class StoreSession:
 
         def run(*_: object) -> T:
             with trail.lock:
-                return work(trail)
+                try:
+                    return work(trail)
+                except ValueError as error:
+                    if not str(error).endswith(" is closed"):  # the stores' words for it
+                        raise
+                    raise RuntimeError(f"StoreSession {self.session_id!r}: its store {error}") from error
 
         return run
 

@@ -46,7 +46,7 @@ from ._base import (
     ProviderOptions,
     ProviderStream,
 )
-from ._http import DeadlineExceeded, Retry
+from ._http import DeadlineExceeded, Retry, Tap
 from .anthropic import Anthropic
 from .capabilities import UNKNOWN, Capabilities, lookup
 from .gemini import Gemini
@@ -78,6 +78,7 @@ __all__ = [
     "ProviderStream",
     "Request",
     "Retry",
+    "Tap",
     "create",
     "lookup",
 ]

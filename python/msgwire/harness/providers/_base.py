@@ -37,7 +37,7 @@ from msgwire.types import (
 )
 from msgwire.validate import validate as wire_validate
 
-from ._http import AsyncBody, AsyncClient, Body, Client, Deadline, Retry, Timeout, Transport, request_id
+from ._http import AsyncBody, AsyncClient, Body, Client, Deadline, Retry, Tap, Timeout, Transport, request_id
 from .capabilities import Capabilities, lookup
 
 __all__ = [
@@ -468,16 +468,24 @@ class HTTPProvider:
         return {**self.stream_options, **options}
 
     def stream(
-        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None, **options: Any
+        self,
+        request: Request,
+        *,
+        policy: Policy | None = None,
+        cache: RequestCache | None = None,
+        retry: Retry | None = None,
+        tap: Tap | None = None,
+        **options: Any,
     ) -> ProviderStream:
         """Send ``request`` and return its reply's events as they arrive, once the response
-        headers came (retrying before that as ``retry`` says). Use it in ``with``: leaving it
-        closes the HTTP response at once. ``options``: ``msgwire.Stream`` options; ``cache``: see
-        ``prepare``."""
+        headers came (retrying before that as ``retry`` says: this call's, else the
+        provider's). Use it in ``with``: leaving it closes the HTTP response at once.
+        ``options``: ``msgwire.Stream`` options; ``cache``: see ``prepare``; ``tap``: called with
+        the reply's headers and each piece of its body before it is decoded (``Tap``)."""
         call = self.prepare(request, stream=True, policy=policy, cache=cache)
         deadline = self._deadline()
-        response = self.transport.send(call.url, call.body, call.headers, deadline)
-        body = Body(response, deadline)
+        response = self.transport.send(call.url, call.body, call.headers, deadline, retry=retry)
+        body = Body(response, deadline, tap)
         try:
             return ProviderStream(
                 body,
@@ -491,7 +499,14 @@ class HTTPProvider:
             raise
 
     def astream(
-        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None, **options: Any
+        self,
+        request: Request,
+        *,
+        policy: Policy | None = None,
+        cache: RequestCache | None = None,
+        retry: Retry | None = None,
+        tap: Tap | None = None,
+        **options: Any,
     ) -> AsyncStreamManager:
         """``stream`` for asyncio: ``async with provider.astream(request) as stream`` (or
         ``await`` it). Cancelling the task reading it closes the HTTP response."""
@@ -500,10 +515,10 @@ class HTTPProvider:
 
         async def open_stream() -> AsyncProviderStream:
             deadline = self._deadline()
-            response = await self.transport.asend(call.url, call.body, call.headers, deadline)
+            response = await self.transport.asend(call.url, call.body, call.headers, deadline, retry=retry)
             try:
                 return AsyncProviderStream(
-                    AsyncBody(response, deadline),
+                    AsyncBody(response, deadline, tap),
                     self.dialect,
                     request_id=request_id(response.headers),
                     report=call.report,
@@ -516,29 +531,42 @@ class HTTPProvider:
         return AsyncStreamManager(open_stream)
 
     def complete(
-        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None
+        self,
+        request: Request,
+        *,
+        policy: Policy | None = None,
+        cache: RequestCache | None = None,
+        retry: Retry | None = None,
+        tap: Tap | None = None,
     ) -> AssistantMessage:
-        """Send ``request`` without streaming and return the reply (``msgwire.from_response``)."""
+        """Send ``request`` without streaming and return the reply (``msgwire.from_response``);
+        ``retry`` and ``tap`` as for ``stream``."""
         call = self.prepare(request, stream=False, policy=policy, cache=cache)
         deadline = self._deadline()
-        response = self.transport.send(call.url, call.body, call.headers, deadline)
+        response = self.transport.send(call.url, call.body, call.headers, deadline, retry=retry)
         rid = request_id(response.headers)
         try:
-            data = Body(response, deadline).read_all()
+            data = Body(response, deadline, tap).read_all()
         except Exception as cause:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)
 
     async def acomplete(
-        self, request: Request, *, policy: Policy | None = None, cache: RequestCache | None = None
+        self,
+        request: Request,
+        *,
+        policy: Policy | None = None,
+        cache: RequestCache | None = None,
+        retry: Retry | None = None,
+        tap: Tap | None = None,
     ) -> AssistantMessage:
         """``complete`` for asyncio."""
         call = self.prepare(request, stream=False, policy=policy, cache=cache)
         deadline = self._deadline()
-        response = await self.transport.asend(call.url, call.body, call.headers, deadline)
+        response = await self.transport.asend(call.url, call.body, call.headers, deadline, retry=retry)
         rid = request_id(response.headers)
         try:
-            data = await AsyncBody(response, deadline).read_all()
+            data = await AsyncBody(response, deadline, tap).read_all()
         except Exception as cause:
             raise self._read_failed(cause, rid) from cause
         return self._reply(data, rid)

@@ -30,7 +30,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import msgspec
@@ -282,19 +282,27 @@ class Transport:
     # --- sending -------------------------------------------------------------------------------
 
     def send(
-        self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None = None
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        deadline: Deadline | None = None,
+        *,
+        retry: Retry | None = None,
     ) -> httpx.Response:
         """POST ``body`` and return the response as soon as its headers arrived (its body not
-        read: the caller streams it and must close it), retrying as ``Retry`` says, within
-        ``deadline``. Raises ``ProviderError`` for an HTTP error status, ``TransportError`` when
-        no response came (``DeadlineExceeded`` its cause when the deadline passed)."""
+        read: the caller streams it and must close it), retrying as ``retry`` (this call's) or
+        the transport's ``Retry`` says, within ``deadline``. Raises ``ProviderError`` for an
+        HTTP error status, ``TransportError`` when no response came (``DeadlineExceeded`` its
+        cause when the deadline passed)."""
         client = self.client
-        for attempt in range(self.retry.max_retries + 1):
+        retry = retry or self.retry
+        for attempt in range(retry.max_retries + 1):
             self._in_time(deadline, attempt)
             try:
                 response = client.send(self._build(client, url, body, headers, deadline), stream=True)
             except _NETWORK_RETRYABLE as cause:
-                wait = self._wait_after_failure(cause, attempt, deadline)
+                wait = self._wait_after_failure(cause, attempt, deadline, retry)
                 reason = f"{type(cause).__name__}: {cause}"
             except httpx.HTTPError as cause:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
@@ -302,16 +310,23 @@ class Transport:
                 if response.is_success:
                     return response
                 error = self._explained(_error(response, _read_error_body(response), self.dialect, url))
-                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
-            self._log(attempt, wait, reason)
+                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline, retry), str(error)
+            self._log(attempt, wait, reason, retry)
             time.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def asend(
-        self, url: str, body: bytes, headers: Mapping[str, str], deadline: Deadline | None = None
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str],
+        deadline: Deadline | None = None,
+        *,
+        retry: Retry | None = None,
     ) -> AsyncResponse:
         """``send`` for asyncio (an attempt is cancelled at the deadline)."""
-        for attempt in range(self.retry.max_retries + 1):
+        retry = retry or self.retry
+        for attempt in range(retry.max_retries + 1):
             self._in_time(deadline, attempt)
             try:
                 if deadline is None:
@@ -320,7 +335,7 @@ class Transport:
                     async with asyncio.timeout(deadline.left()):
                         response = await self._attempt(url, body, headers, deadline)
             except (*_NETWORK_RETRYABLE, TimeoutError) as cause:
-                wait = self._wait_after_failure(cause, attempt, deadline)
+                wait = self._wait_after_failure(cause, attempt, deadline, retry)
                 reason = f"{type(cause).__name__}: {cause}"
             except _NOT_SENT as cause:
                 raise _gave_up(self.dialect, cause, attempt + 1) from cause
@@ -328,8 +343,8 @@ class Transport:
                 if response.is_success:
                     return response
                 error = self._explained(_error(response, await _aread_error_body(response), self.dialect, url))
-                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline), str(error)
-            self._log(attempt, wait, reason)
+                wait, reason = self._wait_after_status(error, attempt, response.headers, deadline, retry), str(error)
+            self._log(attempt, wait, reason, retry)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -359,13 +374,13 @@ class Transport:
             exceeded = deadline.exceeded()
             raise _gave_up(self.dialect, exceeded, attempt) from exceeded
 
-    def _wait_after_failure(self, cause: BaseException, attempt: int, deadline: Deadline | None) -> float:
+    def _wait_after_failure(self, cause: BaseException, attempt: int, deadline: Deadline | None, retry: Retry) -> float:
         """Seconds to wait before sending again after no response came; raises the
         ``TransportError`` when there is no retry (the deadline's when it passed)."""
         if deadline is not None and deadline.passed():
             exceeded = _out_of_time(deadline, cause)
             raise _gave_up(self.dialect, exceeded, attempt + 1) from exceeded
-        wait = self.retry.delay(attempt)
+        wait = retry.delay(attempt)
         if wait is None:
             raise _gave_up(self.dialect, cause, attempt + 1) from cause
         if deadline is not None and wait >= deadline.left():
@@ -374,20 +389,20 @@ class Transport:
         return wait
 
     def _wait_after_status(
-        self, error: ProviderError, attempt: int, headers: Mapping[str, str], deadline: Deadline | None
+        self, error: ProviderError, attempt: int, headers: Mapping[str, str], deadline: Deadline | None, retry: Retry
     ) -> float:
         """Seconds to wait before sending again after an error status; raises ``error`` when
         there is no retry, saying why when its wait is the reason (``Retry-After`` over
         ``max_wait``, or past the deadline)."""
         told = headers.get("x-should-retry")  # the server's own word wins over the status rule
-        if attempt >= self.retry.max_retries or (not error.retryable and told != "true"):
+        if attempt >= retry.max_retries or (not error.retryable and told != "true"):
             raise error
         if told == "false":
             raise _not_retried(error, "the server said x-should-retry: false")
         asked = retry_after(headers)
-        wait = self.retry.delay(attempt, asked)
+        wait = retry.delay(attempt, asked)
         if wait is None:  # the attempts are not spent: the server's wait is too long
-            raise _not_retried(error, f"the server asked to wait {asked:g} s, over max_wait={self.retry.max_wait:g}")
+            raise _not_retried(error, f"the server asked to wait {asked:g} s, over max_wait={retry.max_wait:g}")
         if deadline is not None and wait >= deadline.left():
             left = max(0.0, deadline.left())
             raise _not_retried(
@@ -395,12 +410,12 @@ class Transport:
             )
         return wait
 
-    def _log(self, attempt: int, wait: float, reason: str) -> None:
+    def _log(self, attempt: int, wait: float, reason: str, retry: Retry) -> None:
         log.info(
             "%s: retry %d of %d in %.3f s: %s",
             self.dialect,
             attempt + 1,
-            self.retry.max_retries,
+            retry.max_retries,
             wait,
             reason,
             extra={"msgwire_retry": attempt + 1, "msgwire_wait": wait},
@@ -449,6 +464,27 @@ def _shut_down(response: httpx.Response) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's, under any TLS
 
 
+Tap = Callable[[Mapping[str, str], bytes], None]
+"""A call's ``tap=``: called with the reply's headers and each piece of its body as it is read,
+before msgwire decodes it (the whole body, once, for a reply not streamed): to record what the
+provider sent, or to read what msgwire's events do not carry. What it raises ends the read."""
+
+
+def _tapped(pieces: Iterator[bytes], tap: Tap, headers: Mapping[str, str]) -> Iterator[bytes]:
+    for piece in pieces:
+        tap(headers, piece)
+        yield piece
+
+
+async def _atapped(pieces: AsyncGenerator[bytes, None], tap: Tap, headers: Mapping[str, str]) -> AsyncIterator[bytes]:
+    try:
+        async for piece in pieces:
+            tap(headers, piece)
+            yield piece
+    finally:  # closing this closes the body's own iterator (and so the response) at once
+        await pieces.aclose()
+
+
 class Interrupted(ConnectionAbortedError):
     """The stream was interrupted from another thread (``ProviderStream.interrupt``): the
     ``__cause__`` of the ``msgwire.TransportError`` its reader gets."""
@@ -461,11 +497,12 @@ class Body:
     ``DeadlineExceeded`` (its cause what the read raised). ``interrupt()``, from another thread,
     ends a read in progress: the error is then ``Interrupted``."""
 
-    __slots__ = ("_closed", "_lock", "deadline", "expired", "interrupted", "response", "watch")
+    __slots__ = ("_closed", "_lock", "deadline", "expired", "interrupted", "response", "tap", "watch")
 
-    def __init__(self, response: httpx.Response, deadline: Deadline | None = None) -> None:
+    def __init__(self, response: httpx.Response, deadline: Deadline | None = None, tap: Tap | None = None) -> None:
         self.response = response
         self.deadline = deadline
+        self.tap = tap
         self.expired = self.interrupted = self._closed = False
         # close() and a shut-down from another thread take turns: a socket is never shut down
         # after it was closed (its number may be another socket's by then)
@@ -490,10 +527,8 @@ class Body:
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            if self.deadline is None:
-                yield from self.response.iter_bytes()
-            else:
-                yield from self._pieces_in_time(self.deadline)
+            pieces = self.response.iter_bytes() if self.deadline is None else self._pieces_in_time(self.deadline)
+            yield from pieces if self.tap is None else _tapped(pieces, self.tap, self.response.headers)
         except Exception as failure:
             if self.interrupted:
                 raise Interrupted("the stream was interrupted (ProviderStream.interrupt)") from failure
@@ -521,7 +556,10 @@ class Body:
     def read_all(self) -> bytes:
         """The whole body (a non-streamed reply)."""
         try:
-            return self.response.read()
+            data = self.response.read()
+            if self.tap is not None:
+                self.tap(self.response.headers, data)
+            return data
         except Exception as failure:
             if self.deadline is not None and self._ended_by_deadline():
                 raise self.deadline.exceeded() from failure
@@ -540,23 +578,25 @@ class Body:
 class AsyncBody:
     """``Body`` for ``msgwire.AsyncStream`` (a read is cancelled at the deadline)."""
 
-    __slots__ = ("deadline", "response")
+    __slots__ = ("deadline", "response", "tap")
 
-    def __init__(self, response: AsyncResponse, deadline: Deadline | None = None) -> None:
+    def __init__(self, response: AsyncResponse, deadline: Deadline | None = None, tap: Tap | None = None) -> None:
         self.response = response
         self.deadline = deadline
+        self.tap = tap
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._chunks() if self.deadline is None else self._chunks_in_time(self.deadline)
+        pieces = self._chunks() if self.deadline is None else self._chunks_in_time(self.deadline)
+        return pieces if self.tap is None else _atapped(pieces, self.tap, self.response.headers)
 
-    async def _chunks(self) -> AsyncIterator[bytes]:
+    async def _chunks(self) -> AsyncGenerator[bytes, None]:
         try:
             async for chunk in self.response.aiter_bytes():
                 yield chunk
         finally:
             await self.response.aclose()
 
-    async def _chunks_in_time(self, deadline: Deadline) -> AsyncIterator[bytes]:
+    async def _chunks_in_time(self, deadline: Deadline) -> AsyncGenerator[bytes, None]:
         pieces = self.response.aiter_bytes()
         try:
             while True:
@@ -574,14 +614,18 @@ class AsyncBody:
     async def read_all(self) -> bytes:
         try:
             if self.deadline is None:
-                return await self.response.aread()
-            try:
-                async with asyncio.timeout(self.deadline.left()):
-                    return await self.response.aread()
-            except TimeoutError as cancelled:
-                raise self.deadline.exceeded() from cancelled
+                data = await self.response.aread()
+            else:
+                try:
+                    async with asyncio.timeout(self.deadline.left()):
+                        data = await self.response.aread()
+                except TimeoutError as cancelled:
+                    raise self.deadline.exceeded() from cancelled
         finally:
             await self.response.aclose()
+        if self.tap is not None:
+            self.tap(self.response.headers, data)
+        return data
 
     async def aclose(self) -> None:
         await self.response.aclose()

@@ -128,22 +128,28 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
     import threading
 
     import msgwire
-    from msgwire.harness.store import base, open_store
+    from msgwire.harness.store import base, open_store, postgres
 
-    plain_many = base.Cursor.many
     paused = f"{prefix}b{pause_in}-0"  # the first message of the batch to be killed in
 
-    def many(self: Any, statement: str, params: Any) -> None:
-        plain_many(self, statement, params)
-        # The batch is known by its first message's id (a batch may be tried more than once: a
-        # store that assumed a head another writer moved tries again the careful way).
-        if statement.startswith("INSERT INTO msgwire_entries"):
-            first = params[0][3]  # message_id: text (SQLite) or bytes (PostgreSQL)
-            if (first.decode() if isinstance(first, bytes) else first) == paused:
-                ready.set()
-                threading.Event().wait()  # until SIGKILL
+    def pausing(plain_many: Any) -> Any:
+        def many(self: Any, statement: str, params: Any) -> None:
+            plain_many(self, statement, params)
+            # The batch is known by its first message's id (a batch may be tried more than once: a
+            # store that assumed a head another writer moved tries again the careful way).
+            if statement.startswith("INSERT INTO msgwire_entries"):
+                first = params[0][3]  # message_id: text (SQLite) or bytes (PostgreSQL)
+                if (first.decode() if isinstance(first, bytes) else first) == paused:
+                    ready.set()
+                    threading.Event().wait()  # until SIGKILL
 
-    base.Cursor.many = many  # type: ignore[method-assign]
+        return many
+
+    # Every cursor a transaction may write through: the one-round-trip transaction's (the base
+    # class) and PostgreSQL's careful one, which has a `many` of its own (the assumed head lost
+    # to another writer, as it mostly is under load, goes that way).
+    for cursor in (base.Cursor, postgres._Cursor):
+        cursor.many = pausing(cursor.__dict__["many"])  # type: ignore[method-assign]
     store = open_store(url)
     for b in range(batches):
         store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"{prefix}b{b}-{j}") for j in range(50)])

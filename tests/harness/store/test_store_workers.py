@@ -92,7 +92,8 @@ def test_eight_writers_one_killed_mid_batch_keep_every_whole_batch_and_no_partia
         victim = spawn.Process(target=crash_worker, args=(store_url, shared, 10, 3, ready, prefix))
         for process in [*writers, victim]:
             process.start()
-        assert ready.wait(120), "the victim never reached its fourth batch"
+        _until(lambda: ready.is_set() or not victim.is_alive(), 120)  # noqa: B023
+        assert ready.is_set(), f"the victim ended (exit code {victim.exitcode}) before its fourth batch"
         os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
         victim.join(60)
         assert victim.exitcode == -signal.SIGKILL

@@ -283,9 +283,13 @@ class ToolRunner:
                     job = segment[0]
                     outcomes[job.index] = await self._invoke(job, on_start)
                     emitter.flush()
-                    task = asyncio.current_task()
-                    if task is not None and task.cancelling():  # the interruption came from outside: pass it on
-                        raise asyncio.CancelledError
+                    # A call that awaited may have been interrupted from outside (and the tool
+                    # may have swallowed it): pass it on. A sync call on the loop awaited
+                    # nothing, and current_task() costs a system call (getpid, Python 3.11).
+                    if job.tool.is_async or job.tool.blocking:
+                        task = asyncio.current_task()
+                        if task is not None and task.cancelling():
+                            raise asyncio.CancelledError
                 else:
                     await self._run_segment(segment, outcomes, emitter, cancel, on_start)
         except asyncio.CancelledError:

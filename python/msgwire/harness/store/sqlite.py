@@ -46,19 +46,19 @@ class _Transaction:
     not a generator under ``contextlib.contextmanager``, whose machinery cost a fifth of the
     Python of a one-message append."""
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_raw",)
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
+        self._raw = conn.cursor()  # BEGIN and COMMIT on it too: conn.execute makes a cursor each
 
     def __enter__(self) -> Cursor:
-        self._conn.execute("BEGIN IMMEDIATE")
-        return Cursor(self._conn.cursor(), str)
+        self._raw.execute("BEGIN IMMEDIATE")
+        return Cursor(self._raw, str)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        self._raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
 class SQLiteStore(SQLStore):

@@ -184,31 +184,32 @@ class ConversationTables(MessageReads):
     ) -> list[Entry]:
         """Append messages in one transaction (all or none); returns their entries. A message
         whose id is already stored is not appended again: its stored entry is returned."""
-        # The cheap checks first (an isinstance of the abstract Sequence, and zip with strict=,
-        # each cost more than making a draft).
+        # The cheap checks first: an isinstance of the abstract Sequence, zip with strict= and a
+        # list comprehension's function each cost more than making a draft.
         if isinstance(messages, _MESSAGES):
             batch = [messages]
         else:
             batch = list(messages) if isinstance(messages, (list, tuple, Sequence)) else [messages]
-        for i, m in enumerate(batch):
-            if not isinstance(m, _MESSAGES) and (
-                not isinstance(getattr(m, "type", None), str) or isinstance(m, (str, bytes))
-            ):
-                raise TypeError(
-                    f"append takes msgwire messages (msgwire.user(...), ...); item {i} is {type(m).__name__}"
-                )
+            for i, m in enumerate(batch):
+                if not isinstance(m, _MESSAGES) and (
+                    not isinstance(getattr(m, "type", None), str) or isinstance(m, (str, bytes))
+                ):
+                    raise TypeError(
+                        f"append takes msgwire messages (msgwire.user(...), ...); item {i} is {type(m).__name__}"
+                    )
         stamp = now()
         ids = new_ids(len(batch))
-        drafts = [
-            Draft(
-                id=ids[i],
-                timestamp=stamp,
-                message=m,
-                decision=decision if decision is not None else default_decision(m),
-                audit=dict(audit) if audit else {},
+        drafts = []
+        for i, m in enumerate(batch):
+            drafts.append(
+                Draft(
+                    id=ids[i],
+                    timestamp=stamp,
+                    message=m,
+                    decision=decision if decision is not None else default_decision(m),
+                    audit=dict(audit) if audit else {},
+                )
             )
-            for i, m in enumerate(batch)
-        ]
         return self._append(conversation_id, drafts, None, fresh=True).results
 
     def update(

@@ -181,12 +181,7 @@ class TrailTables(SQLBase):
         # attempt refused, or lost with its outcome unknown, is found again the careful way if
         # it was stored after all: among the entries since `after`, or (every draft a new
         # message) by its messages' rows, keyed by message id, else by entry id.
-        hows = {d.how for d in drafts} if assumed is not None else set()
-        if (
-            assumed is not None
-            and "update" not in hows
-            and (after == assumed.seq or (after is None and hows == {"new"}))
-        ):
+        if assumed is not None and _assumable(drafts, after, assumed.seq):
             committed = self._run_once(
                 lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
             )
@@ -516,6 +511,18 @@ class TrailTables(SQLBase):
             head=head_hash,
             metadata=_metadata_decoder.decode(meta),
         )
+
+
+def _assumable(drafts: Sequence[Draft], after: int | None, head_seq: int) -> bool:
+    """Whether an append may seal after the assumed head (see ``_append``): no draft updates a
+    stored message, and the caller is at that head, or (no ``after``) every draft is new."""
+    every_new = True
+    for draft in drafts:  # a loop: a set or generator expression costs a function call
+        if draft.how != "new":
+            if draft.how == "update":
+                return False
+            every_new = False
+    return after == head_seq or (after is None and every_new)
 
 
 def _header_values(head: _Head) -> list[Any]:

@@ -46,7 +46,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 import msgwire
-from benches.peers import NormalSyncSession
+from benches.peers import NormalSyncSession, SQLiteFloor
 from msgwire import Message
 from msgwire.bench.workloads import session as _session
 from msgwire.harness.store import SQLStore, open_store
@@ -252,39 +252,9 @@ def test_store_load_langgraph(benchmark: Any, tmp_path: Path, items: list[dict[s
 # --- the floor: SQLite alone, one row per message -------------------------------------------------
 
 
-class _Floor:
-    """The least any SQLite store of these messages does: one row per message (the conversation,
-    ``seq`` and the message's canonical bytes, keyed by both), written in one ``BEGIN
-    IMMEDIATE`` transaction at the same durability (WAL, ``synchronous=NORMAL``), read back in
-    ``seq`` order and decoded into msgwire's typed Structs. No audit trail, no idempotency, no
-    head: what 5x the faster peer has to fit under."""
-
-    def __init__(self, path: Path, messages: list[Message], base: int) -> None:
-        self.conn = sqlite3.connect(path, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute(
-            "CREATE TABLE rows (conversation_id TEXT, seq INTEGER, data BLOB, PRIMARY KEY (conversation_id, seq))"
-        )
-        self.seq = itertools.count()
-        self.decode = msgspec.json.Decoder(Message).decode
-        self.append(messages[:base])
-
-    def append(self, batch: list[Message]) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany(
-            "INSERT INTO rows VALUES ('c', ?, ?)", [(next(self.seq), msgwire.dumps(m)) for m in batch]
-        )
-        self.conn.execute("COMMIT")
-
-    def load(self) -> list[Message]:
-        rows = self.conn.execute("SELECT data FROM rows WHERE conversation_id = 'c' ORDER BY seq").fetchall()
-        return [self.decode(r[0]) for r in rows]
-
-
 @pytest.mark.benchmark(group="store-append-1")
 def test_store_append_1_sqlite_floor(benchmark: Any, tmp_path: Path, messages: list[Message]) -> None:
-    floor = _Floor(tmp_path / "f.db", messages, APPEND_BASE)
+    floor = SQLiteFloor(tmp_path / "f.db", messages, APPEND_BASE)
     fresh = _fresh(messages, 0)
     benchmark(lambda: floor.append([next(fresh)]))
     assert len(floor.load()) > APPEND_BASE
@@ -292,7 +262,7 @@ def test_store_append_1_sqlite_floor(benchmark: Any, tmp_path: Path, messages: l
 
 @pytest.mark.benchmark(group="store-append-100")
 def test_store_append_100_sqlite_floor(benchmark: Any, tmp_path: Path, messages: list[Message]) -> None:
-    floor = _Floor(tmp_path / "f.db", messages, APPEND_BASE)
+    floor = SQLiteFloor(tmp_path / "f.db", messages, APPEND_BASE)
     fresh = _fresh(messages, 0)
     benchmark(lambda: floor.append([next(fresh) for _ in range(100)]))
     assert len(floor.load()) >= APPEND_BASE + 100
@@ -300,6 +270,6 @@ def test_store_append_100_sqlite_floor(benchmark: Any, tmp_path: Path, messages:
 
 @pytest.mark.benchmark(group="store-load")
 def test_store_load_sqlite_floor(benchmark: Any, tmp_path: Path, messages: list[Message]) -> None:
-    floor = _Floor(tmp_path / "f.db", messages, N_LOAD)
+    floor = SQLiteFloor(tmp_path / "f.db", messages, N_LOAD)
     loaded = benchmark(floor.load)
     assert loaded == messages

@@ -55,6 +55,7 @@ from msgwire import (
     AssistantMessage,
     Message,
     SystemControlMessage,
+    ToolCallBlock,
     ToolResultMessage,
     UnknownBlock,
     UnknownMessage,
@@ -373,7 +374,10 @@ def default_decision(message: Message) -> str:
     if isinstance(message, UserMessage):
         return "user_input"
     if isinstance(message, AssistantMessage):
-        return "tool_call_requested" if message.tool_calls else "planning"
+        for block in message.content:  # not message.tool_calls: no list to build
+            if type(block) is ToolCallBlock:
+                return "tool_call_requested"
+        return "planning"
     if isinstance(message, ToolResultMessage):
         return RESULT_DECISIONS.get(message.status, "tool_failed")
     if isinstance(message, SystemControlMessage):

@@ -11,7 +11,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -23,7 +23,7 @@ import msgwire
 from msgwire import AssistantMessage, Message, ToolCallBlock, UnknownMessage
 from msgwire.errors import DecodeError, StoreError, StoreNotFoundError
 from msgwire.harness import Conversation
-from msgwire.harness.store import AsyncStore, BadRow, SQLStore, open_store
+from msgwire.harness.store import AsyncStore, BadRow, SQLiteStore, SQLStore, open_store
 from tests._support.stores import key, raw_sql, wait_until_inside
 from tests._support.strategies import examples, messages
 
@@ -307,6 +307,74 @@ def test_on_error_skip_returns_the_rest_and_reports_the_skipped(store: SQLStore,
     with caplog.at_level(logging.WARNING, logger="msgwire.harness.store"):
         assert [m.id for m in store.messages(c.id, on_error="skip")] == ["m0", "m2"]
     assert "seq 1" in caplog.text
+
+
+_ODD_TIMES = [
+    dt.datetime(1, 1, 1, tzinfo=dt.UTC),
+    dt.datetime(999, 12, 31, 23, 59, 59, 999_999, tzinfo=dt.UTC),
+    dt.datetime(2026, 2, 28, 12, 0, 0, 1, tzinfo=dt.UTC),
+    dt.datetime(2026, 11, 28, 12, 30, 0, 120_000, tzinfo=dt.UTC),
+    dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=dt.UTC),
+    dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))),
+]
+
+
+def test_timestamps_are_stored_and_read_back_exactly_on_both_stores(store: SQLStore) -> None:
+    """Message and entry timestamps come back as the instants they were, microseconds and odd
+    years included; SQLite's text columns hold ``isoformat()`` (the store writes a UTC time's
+    text through msgspec, which must give the same characters)."""
+    c = store.create()
+    sent = [msgwire.user(f"m{i}", id=f"m{i}", timestamp=t) for i, t in enumerate(_ODD_TIMES)]
+    entries = store.append(c.id, sent)
+    rows = [r for page in store.iter_rows("messages", conversation_id=c.id) for r in page]
+    assert [r[4] for r in rows] == _ODD_TIMES
+    assert [m.timestamp for m in store.messages(c.id)] == _ODD_TIMES  # type: ignore[union-attr]
+    stored = [r[5] for page in store.iter_rows("entries", conversation_id=c.id) for r in page]
+    assert stored == [e.timestamp for e in entries]
+    if isinstance(store, SQLiteStore):
+        texts = raw_sql(
+            store, "SELECT timestamp FROM msgwire_message_rows WHERE conversation_id = ? ORDER BY seq", [c.id]
+        )
+        assert [t for (t,) in texts] == [t.isoformat() for t in _ODD_TIMES]
+        texts = raw_sql(store, "SELECT timestamp FROM msgwire_entries WHERE conversation_id = ? ORDER BY seq", [c.id])
+        assert [t for (t,) in texts] == [e.timestamp.isoformat() for e in entries]
+
+
+def test_updated_at_is_when_the_last_entry_was_appended_on_both_stores(store: SQLStore) -> None:
+    """A conversation's ``updated_at`` is the timestamp of its last entry, whether appended by
+    ``append``, by a bound conversation or imported."""
+    c = store.create()
+    store.append(c.id, [msgwire.user("a"), msgwire.user("b")])
+    assert store.info(c.id).updated_at == store.load(c.id).entries[-1].timestamp
+    c.add(msgwire.user("c"))
+    assert store.info(c.id).updated_at == store.load(c.id).entries[-1].timestamp == c.entries[-1].timestamp
+    made = Conversation()
+    made.add(msgwire.user("d"))
+    store.bind(made)
+    assert store.info(made.id).updated_at == made.entries[-1].timestamp
+
+
+def test_append_takes_one_message_or_any_sequence_of_them_and_nothing_else(store: SQLStore) -> None:
+    c = store.create()
+
+    class Messages(Sequence[Message]):
+        def __init__(self, *items: Message) -> None:
+            self.items = items
+
+        def __getitem__(self, i: Any) -> Any:
+            return self.items[i]
+
+        def __len__(self) -> int:
+            return len(self.items)
+
+    store.append(c.id, msgwire.user("one", id="a"))
+    store.append(c.id, (msgwire.user("two", id="b"), msgwire.user("three", id="c")))
+    store.append(c.id, Messages(msgwire.user("four", id="d")))
+    assert [m.id for m in store.messages(c.id)] == ["a", "b", "c", "d"]
+    for bad, named in (("text", "item 0 is str"), ([msgwire.user("e"), {"role": "user"}], "item 1 is dict")):
+        with pytest.raises(TypeError, match=named):
+            store.append(c.id, bad)  # type: ignore[arg-type]
+    assert store.info(c.id).entries == 4
 
 
 def test_timestamps_come_back_in_utc_on_both_stores(store: SQLStore) -> None:

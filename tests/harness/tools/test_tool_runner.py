@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import enum
 import json
 import threading
 import time
@@ -251,6 +252,39 @@ def test_timeouts_give_error_results_and_signal_sync_tools() -> None:
     assert ok.status == "success"
 
 
+def test_a_threaded_call_that_times_out_before_a_thread_takes_it_never_runs() -> None:
+    """A sync tool's call waits for a thread of the pool; if its timeout ends the wait first, it
+    gets its timeout result and the pool never runs it (the hand-off withdraws the work)."""
+    registry = ToolRegistry()
+    holding, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    @registry.tool(timeout=WAIT)
+    def hold() -> str:
+        holding.set()
+        release.wait(WAIT)
+        return "held"
+
+    @registry.tool(timeout=0.05)
+    def queued() -> str:
+        ran.append("queued")
+        return "ran"
+
+    async def main(runner: ToolRunner) -> list[ToolResultMessage]:
+        task = asyncio.create_task(runner.run(_calls(("hold", {}), ("queued", {}))))
+        assert await asyncio.to_thread(holding.wait, WAIT)  # both calls are handed to the pool by now
+        await asyncio.sleep(0.2)  # past the queued call's timeout
+        release.set()
+        return await task
+
+    with ThreadPoolExecutor(max_workers=1) as pool, ToolRunner(registry, threads=pool) as runner:
+        held, timed_out = asyncio.run(main(runner))
+    # the pool has shut down (waiting for its work): whatever it was going to run, it ran
+    assert (held.status, _text(held)) == ("success", "held")
+    assert (timed_out.status, _text(timed_out)) == ("error", "Tool 'queued' timed out after 0.05 s.")
+    assert ran == []
+
+
 def test_a_cancel_event_interrupts_running_tools_and_the_calls_not_started() -> None:
     registry = ToolRegistry()
     started = {"hang": asyncio.Event(), "spin": threading.Event()}
@@ -457,6 +491,51 @@ def test_values_tools_return() -> None:
     )
     assert results["object"].status == "error"  # a value JSON cannot carry is the tool's bug
     assert "TypeError" in (results["object"].error.message if results["object"].error else "")
+
+
+def test_plain_values_and_their_subclasses_come_back_as_json_or_text() -> None:
+    """The values a tool returns most (numbers, booleans, text) and their subclasses (an
+    IntEnum, a str subclass, a ToolOutput subclass) give the results their kind promises."""
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    class Failed(ToolOutput, frozen=True, kw_only=True):
+        pass
+
+    registry = ToolRegistry()
+    values: dict[str, Any] = {
+        "int": 7,
+        "float": 1.5,
+        "bool": True,
+        "enum": Level.HIGH,
+        "str": Name("ada"),
+        "empty": "",
+        "failed": Failed(content="no such file", is_error=True, recoverable=False),
+    }
+
+    @registry.tool(blocking=False)
+    def give(kind: str) -> Any:
+        return values[kind]
+
+    with ToolRunner(registry) as runner:
+        results = dict(zip(values, _run(runner, _calls(*[("give", {"kind": k}) for k in values])), strict=True))
+    for kind, text, structured in (("int", "7", 7), ("float", "1.5", 1.5), ("bool", "true", True), ("enum", "3", 3)):
+        result = results[kind]
+        assert (result.status, _text(result), result.structured_content) == ("success", text, structured), kind
+        assert type(result.structured_content) is type(structured), kind
+    assert (results["str"].content, results["str"].structured_content) == ([msgwire.TextBlock(text="ada")], None)
+    assert results["empty"].content == []
+    failed = results["failed"]
+    assert (failed.status, _text(failed)) == ("error", "no such file")
+    assert failed.error is not None
+    assert not failed.error.recoverable
+    for result in results.values():
+        assert result.started_at is not None
+        assert result.timestamp >= result.started_at
 
 
 def test_sync_tools_see_the_callers_context_variables_and_deps() -> None:

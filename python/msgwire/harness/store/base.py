@@ -129,6 +129,12 @@ class SQLBase:
         return str(value)
 
     def _time(self, value: dt.datetime) -> Any:
+        """``value.isoformat()``; for a UTC datetime (every one msgwire makes or reads), the same
+        text at a fifth of the cost: msgspec writes it (RFC 3339, the microseconds when there
+        are any) with ``Z`` for the offset, where isoformat asks the tzinfo for it through a
+        Python call and formats it with printf."""
+        if value.tzinfo is dt.UTC and type(value) is dt.datetime:
+            return _rfc3339(value)[1:-2].decode() + "+00:00"
         return value.isoformat()
 
     def _untime(self, value: Any) -> dt.datetime:
@@ -192,6 +198,9 @@ class SQLBase:
             for statement in statements:
                 cur.run(statement)
             cur.run("INSERT INTO msgwire_schema (version, applied_at) VALUES (?, ?)", (version, self._time(now())))
+
+
+_rfc3339 = msgspec.json.Encoder().encode
 
 
 def report_bad_row(bad: BadRow, on_error: OnError) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, get_args
 
-from msgwire import Message
+from msgwire import Message, UnknownMessage
 from msgwire.errors import StoreError
 from msgwire.types import new_id, new_ids, now
 
@@ -20,6 +20,8 @@ from .reads import MessageReads
 from .trail import ENTRY_ROWS, INFO
 
 __all__ = ["ConversationTables"]
+
+_MESSAGES = (*get_args(Message), UnknownMessage)  # the message classes (Message leaves UnknownMessage out at run time)
 
 
 class ConversationTables(MessageReads):
@@ -182,23 +184,32 @@ class ConversationTables(MessageReads):
     ) -> list[Entry]:
         """Append messages in one transaction (all or none); returns their entries. A message
         whose id is already stored is not appended again: its stored entry is returned."""
-        batch = [messages] if not isinstance(messages, Sequence) else list(messages)
-        for i, m in enumerate(batch):
-            if not isinstance(getattr(m, "type", None), str) or isinstance(m, (str, bytes)):
-                raise TypeError(
-                    f"append takes msgwire messages (msgwire.user(...), ...); item {i} is {type(m).__name__}"
-                )
+        # The cheap checks first: an isinstance of the abstract Sequence, zip with strict= and a
+        # list comprehension's function each cost more than making a draft.
+        if isinstance(messages, _MESSAGES):
+            batch = [messages]
+        else:
+            batch = list(messages) if isinstance(messages, (list, tuple, Sequence)) else [messages]
+            for i, m in enumerate(batch):
+                if not isinstance(m, _MESSAGES) and (
+                    not isinstance(getattr(m, "type", None), str) or isinstance(m, (str, bytes))
+                ):
+                    raise TypeError(
+                        f"append takes msgwire messages (msgwire.user(...), ...); item {i} is {type(m).__name__}"
+                    )
         stamp = now()
-        drafts = [
-            Draft(
-                id=entry_id,
-                timestamp=stamp,
-                message=m,
-                decision=decision if decision is not None else default_decision(m),
-                audit=dict(audit) if audit else {},
+        ids = new_ids(len(batch))
+        drafts = []
+        for i, m in enumerate(batch):
+            drafts.append(
+                Draft(
+                    id=ids[i],
+                    timestamp=stamp,
+                    message=m,
+                    decision=decision if decision is not None else default_decision(m),
+                    audit=dict(audit) if audit else {},
+                )
             )
-            for m, entry_id in zip(batch, new_ids(len(batch)), strict=True)
-        ]
         return self._append(conversation_id, drafts, None, fresh=True).results
 
     def update(

@@ -18,8 +18,8 @@ the live mode, system prompt and branch. Each column is compared with it (``HEAD
 - ``head_seq``, ``head_hash``: with the last entry (an append chains after them).
 
 Not compared, as nothing an agent sends depends on them: ``agent`` (which program's
-conversation it is: ``conversations(agent=...)`` lists by it) and ``updated_at`` (when the last
-append was stored). A row written before headers were chained (``chain`` NULL, its first entry
+conversation it is: ``conversations(agent=...)`` lists by it) and ``updated_at`` (the timestamp
+of the last entry appended). A row written before headers were chained (``chain`` NULL, its first entry
 chained to the genesis hash) has no chained header to compare with: it reads as it is stored,
 and ``verify()`` says ``header="unchained"``.
 

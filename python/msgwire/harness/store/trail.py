@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from msgwire import SystemControlMessage
 from msgwire.errors import DecodeError, StoreError
 from msgwire.types import now
 
@@ -73,6 +74,17 @@ _SAME_HEADER = (
     " AND (system_prompt = ? OR (system_prompt IS NULL AND CAST(? AS TEXT) IS NULL))"
     " AND (mode = ? OR (mode IS NULL AND CAST(? AS TEXT) IS NULL)) AND branch = ? AND modes = ?"
 )
+# The head's UPDATE, by (head assumed, header changed), made once: parameters the assumed head's
+# seq and hash (and header fields), then seq, hash, updated_at (and the new header fields), id.
+_UPDATE_HEAD = {
+    (assumed, changed): "UPDATE msgwire_conversations SET "
+    + (_MOVE_ASSUMED.format(header=_SAME_HEADER if changed else "") if assumed else "head_seq = ?")
+    + ", head_hash = ?, updated_at = ?"
+    + (", system_prompt = ?, mode = ?, branch = ?" if changed else "")
+    + " WHERE id = ?"
+    for assumed in (False, True)
+    for changed in (False, True)
+}
 _HEADS_KEPT = 4096  # conversations whose head a store remembers (the oldest forgotten first)
 ENTRY_ROWS = "SELECT seq, body, hash, timestamp FROM msgwire_entries WHERE conversation_id = ?"
 """The entries of a conversation, as ``_entries`` reads them (add the conditions and the order)."""
@@ -96,19 +108,58 @@ class _Head(msgspec.Struct, kw_only=True):
 
 class _Rows:
     """The rows one transaction writes: entries, new message rows, message rows moved to a newer
-    state (the one place a sealed entry becomes rows)."""
+    state (``stage``: the one place a sealed entry becomes rows)."""
 
-    __slots__ = ("entries", "inserts", "updates")
+    __slots__ = ("_key", "_stamps", "_time", "entries", "inserts", "key", "updates")
 
-    def __init__(self) -> None:
+    def __init__(self, store: SQLBase, conversation_id: str) -> None:
         self.entries: list[tuple[Any, ...]] = []
         self.inserts: list[tuple[Any, ...]] = []
         self.updates: list[tuple[Any, ...]] = []
+        self.key = store._key(conversation_id)
+        # None where an id is its own column value (SQLite's TEXT): no call per id
+        self._key = None if type(store)._key is SQLBase._key else store._key
+        self._time = store._time
+        self._stamps: dict[dt.datetime, Any] = {}  # a batch's entries share a timestamp: formatted once
+
+    def stage(self, sealed: Sealed, mkey: str, kind: str, *, new: bool) -> None:
+        """The rows of one sealed entry: the entry, and its message's row (new, or its new state)."""
+        entry, key, to_key = sealed.entry, self.key, self._key
+        seq = entry.seq
+        stamp = self._stamps.get(entry.timestamp)
+        if stamp is None:
+            stamp = self._stamps[entry.timestamp] = self._time(entry.timestamp)
+        if to_key is None:
+            entry_id, message_id, decision = entry.id, mkey, entry.decision
+        else:
+            entry_id, message_id, decision = to_key(entry.id), to_key(mkey), to_key(entry.decision)
+        self.entries.append(
+            (
+                key,
+                seq,
+                entry_id,
+                message_id,
+                decision,
+                stamp,
+                sealed.body,
+                entry.hash,
+                sealed.message_at,
+                sealed.message_len,
+            )
+        )
+        made = getattr(entry.message, "timestamp", None)
+        when = self._time(made) if isinstance(made, dt.datetime) else None
+        if new:
+            self.inserts.append((key, message_id, seq, kind, when, seq))
+        else:
+            self.updates.append((seq, when, key, message_id))
 
     def write(self, cur: Cursor) -> None:
         cur.many(_INSERT_ENTRY, self.entries)
-        cur.many(_INSERT_MESSAGE, self.inserts)
-        cur.many(_UPDATE_MESSAGE, self.updates)
+        if self.inserts:
+            cur.many(_INSERT_MESSAGE, self.inserts)
+        if self.updates:
+            cur.many(_UPDATE_MESSAGE, self.updates)
 
 
 class TrailTables(SQLBase):
@@ -130,11 +181,7 @@ class TrailTables(SQLBase):
         # attempt refused, or lost with its outcome unknown, is found again the careful way if
         # it was stored after all: among the entries since `after`, or (every draft a new
         # message) by its messages' rows, keyed by message id, else by entry id.
-        if (
-            assumed is not None
-            and all(d.how != "update" for d in drafts)
-            and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
-        ):
+        if assumed is not None and _assumable(drafts, after, assumed.seq):
             committed = self._run_once(
                 lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
             )
@@ -156,67 +203,64 @@ class TrailTables(SQLBase):
         made, so none can be a retry of a stored one; ``assumed``: the head, not read (nor the
         stored messages: every draft is taken for a new message), checked by the database."""
         key = self._key(conversation_id)
-        message_keys = [message_key(d.message) or d.id for d in drafts]
         if assumed is None:
             head = self._lock_head(cur, conversation_id)
-            known = self._known_messages(cur, key, message_keys)
+            known = self._known_messages(cur, key, [message_key(d.message) or d.id for d in drafts])
         else:
             head, known = msgspec.structs.replace(assumed), {}
-        first_head = head.seq
         # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
-        catch_up = (
-            self._read_entries(cur, conversation_id, range(after + 1, first_head + 1)) if after is not None else []
-        )
+        catch_up = self._read_entries(cur, conversation_id, range(after + 1, head.seq + 1)) if after is not None else []
         retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)
-        results: list[Entry | int] = []
-        rows = _Rows()
+        results: list[Entry | int] = []  # the new entry, or the seq of the stored one a no-op draft returns
+        rows = _Rows(self, conversation_id)
         seq, prev = head.seq, head.hash
-        header_changed = False
-        # a batch's drafts share one timestamp: each distinct one formatted once
-        times = {stamp: self._time(stamp) for stamp in {d.timestamp for d in drafts}}
-        for draft, mkey in zip(drafts, message_keys, strict=True):
+        header_changed = noop = False
+        for draft in drafts:
             if draft.id in retried:
                 results.append(retried[draft.id])
+                noop = True
                 continue
-            kind = draft.message.type
+            message = draft.message
+            mkey = message_key(message) or draft.id
+            kind = message.type
             stored = known.get(mkey)
-            verdict = admission(draft.how, mkey, kind, stored[0] if stored else None, conversation_id)
-            if verdict == "duplicate":
+            if admission(draft.how, mkey, kind, None if stored is None else stored[0], conversation_id) == "duplicate":
                 assert stored is not None
                 results.append(stored[1])  # already there: the entry that added it
+                noop = True
                 continue
             seq += 1
             sealed = seal_draft(draft, seq=seq, prev=prev)
-            prev = sealed.entry.hash
-            self._stage(rows, key, sealed, mkey, times[draft.timestamp], new=stored is None)
+            entry = sealed.entry
+            prev = entry.hash
+            rows.stage(sealed, mkey, kind, new=stored is None)
             if stored is None:
                 known[mkey] = (kind, seq)
-            header_changed = apply_change(head, sealed.entry) or header_changed
-            results.append(sealed.entry)
+            if type(message) is SystemControlMessage and apply_change(head, entry):  # a mode change, a branch switch
+                header_changed = True
+            results.append(entry)
         if rows.entries:
-            params: list[Any] = [seq]
-            sets = "head_seq = ?"
-            if assumed is not None and not header_changed:
-                sets, params = _MOVE_ASSUMED.format(header=""), [assumed.seq, assumed.hash, seq]
-            elif assumed is not None:
-                sets = _MOVE_ASSUMED.format(header=_SAME_HEADER)
-                params = [assumed.seq, assumed.hash, *_header_values(assumed), seq]
-            sets += ", head_hash = ?, updated_at = ?"
-            params += [prev, self._time(now())]
+            params: list[Any] = [assumed.seq, assumed.hash] if assumed is not None else []
+            if assumed is not None and header_changed:
+                params += _header_values(assumed)
+            params += [seq, prev, rows.entries[-1][5]]  # updated: when its last entry was appended
             if header_changed:
-                sets += ", system_prompt = ?, mode = ?, branch = ?"
                 params += [head.system_prompt, head.mode, head.branch]
-            cur.run(f"UPDATE msgwire_conversations SET {sets} WHERE id = ?", (*params, key))
+            params.append(key)
+            cur.run(_UPDATE_HEAD[assumed is not None, header_changed], params)
             rows.write(cur)
             head.seq, head.hash = seq, prev
         self._remember(conversation_id, head)
+        if not noop:  # every draft a new entry
+            new: list[Entry] = results  # type: ignore[assignment]
+            return Committed(entries=catch_up + new if catch_up else new, results=new)
         # The stored entries of no-op drafts (older than the catch-up: read now).
         wanted = sorted({r for r in results if isinstance(r, int)} - {e.seq for e in catch_up})
         stored_entries = {e.seq: e for e in catch_up}
         stored_entries.update((e.seq, e) for e in self._read_entries(cur, conversation_id, wanted))
-        new = [r for r in results if isinstance(r, Entry)]
         return Committed(
-            entries=catch_up + new, results=[stored_entries[r] if isinstance(r, int) else r for r in results]
+            entries=catch_up + [r for r in results if isinstance(r, Entry)],
+            results=[stored_entries[r] if isinstance(r, int) else r for r in results],
         )
 
     def _remember(self, conversation_id: str, head: _Head) -> None:
@@ -274,30 +318,6 @@ class TrailTables(SQLBase):
             (key, *(self._key(i) for i in ids)),
         )
         return {self._unkey(r[0]): r[1] for r in rows}
-
-    def _stage(self, rows: _Rows, key: Any, sealed: Sealed, mkey: str, stamp: Any, *, new: bool) -> None:
-        """The rows of one sealed entry: the entry, and its message's row (new, or its new state)."""
-        entry = sealed.entry
-        rows.entries.append(
-            (
-                key,
-                entry.seq,
-                self._key(entry.id),
-                self._key(mkey),
-                self._key(entry.decision),
-                stamp,
-                sealed.body,
-                entry.hash,
-                sealed.message_at,
-                sealed.message_len,
-            )
-        )
-        made = getattr(entry.message, "timestamp", None)
-        when = self._time(made) if isinstance(made, dt.datetime) else None
-        if new:
-            rows.inserts.append((key, self._key(mkey), entry.seq, entry.message.type, when, entry.seq))
-        else:
-            rows.updates.append((entry.seq, when, key, self._key(mkey)))
 
     def _lock_head(self, cur: Cursor, conversation_id: str) -> _Head:
         row = cur.one(
@@ -391,12 +411,12 @@ class TrailTables(SQLBase):
         key = self._key(conversation_id)
         keys = [message_key(e.message) or e.id for e in entries]
         known = self._known_messages(cur, key, keys)
-        rows = _Rows()
+        rows = _Rows(self, conversation_id)
         for e, mkey in zip(entries, keys, strict=True):
             draft = Draft(id=e.id, timestamp=e.timestamp, message=e.message, decision=e.decision, audit=e.audit)
             body = seal_draft(draft, seq=e.seq, prev=GENESIS)  # only its body: the hash is the entry's own
             sealed = msgspec.structs.replace(body, entry=e)
-            self._stage(rows, key, sealed, mkey, self._time(e.timestamp), new=mkey not in known)
+            rows.stage(sealed, mkey, e.message.type, new=mkey not in known)
             known.setdefault(mkey, (e.message.type, e.seq))
         rows.write(cur)
         last = entries[-1]
@@ -491,6 +511,18 @@ class TrailTables(SQLBase):
             head=head_hash,
             metadata=_metadata_decoder.decode(meta),
         )
+
+
+def _assumable(drafts: Sequence[Draft], after: int | None, head_seq: int) -> bool:
+    """Whether an append may seal after the assumed head (see ``_append``): no draft updates a
+    stored message, and the caller is at that head, or (no ``after``) every draft is new."""
+    every_new = True
+    for draft in drafts:  # a loop: a set or generator expression costs a function call
+        if draft.how != "new":
+            if draft.how == "update":
+                return False
+            every_new = False
+    return after == head_seq or (after is None and every_new)
 
 
 def _header_values(head: _Head) -> list[Any]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import operator
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, Union
 
@@ -124,16 +125,32 @@ class DecisionRecord(msgspec.Struct, frozen=True, kw_only=True):
         return out
 
 
+class _Kept(msgspec.Struct):
+    """What ``decide`` knew of one block it decided: its fingerprint and, for a call it approved
+    without asking anyone, the tool and the arguments it decoded (handed out once: ``take``)."""
+
+    block: ToolCallBlock
+    fingerprint: str
+    tool: BaseTool | None = None
+    arguments: Any = None
+
+    def take(self, tool: BaseTool) -> tuple[bool, Any]:
+        """``(True, arguments)`` the first time, for the tool that decoded them; else ``(False, None)``."""
+        if self.tool is not tool:
+            return False, None
+        arguments = self.arguments
+        self.tool = self.arguments = None
+        return True, arguments
+
+
 class _Carried(msgspec.Struct, dict=True):
     """What ``decide`` hands to ``execute`` beside the decisions, by call id, for the very blocks
-    it decided (frozen: an identical object has identical text): each block's fingerprint, and
-    the arguments it decoded for a call approved without asking (handed out once). Part of no
+    it decided (frozen: an identical object has identical text): a ``_Kept`` each. Part of no
     decision: equal to any other, encoded as ``{}``; a block that is not the one decided gets
-    neither."""
+    nothing."""
 
     def __post_init__(self) -> None:
-        self.prints: dict[str, tuple[ToolCallBlock, str]] = {}
-        self.decoded: dict[str, tuple[ToolCallBlock, BaseTool, Any]] = {}
+        self.calls: dict[str, _Kept] = {}
 
 
 class Approvals(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,21 +185,27 @@ def fingerprint(call: ToolCallBlock) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def carried(call: ToolCallBlock, approvals: Approvals) -> _Kept | None:
+    """What ``decide`` kept for ``call`` on ``approvals``, if ``call`` is the very block it decided."""
+    kept = approvals._carried.calls.get(call.id)
+    return kept if kept is not None and kept.block is call else None
+
+
 def decided_fingerprint(call: ToolCallBlock, approvals: Approvals) -> str:
     """``fingerprint(call)``, taken from ``approvals`` when ``call`` is the very block decided."""
-    known = approvals._carried.prints.get(call.id)
-    if known is not None and known[0] is call:
-        return known[1]
-    return fingerprint(call)
+    kept = carried(call, approvals)
+    return kept.fingerprint if kept is not None else fingerprint(call)
 
 
 def decoded_arguments(call: ToolCallBlock, tool: BaseTool, approvals: Approvals) -> Any:
     """The arguments of ``call`` as ``tool`` decodes them: those ``decide`` decoded when it
     approved this very block without asking anyone (handed out once: a second run of the same
     approvals decodes its own, which no earlier run has changed), else decoded now."""
-    kept = approvals._carried.decoded.pop(call.id, None)
-    if kept is not None and kept[0] is call and kept[1] is tool:
-        return kept[2]
+    kept = carried(call, approvals)
+    if kept is not None:
+        handed, arguments = kept.take(tool)
+        if handed:
+            return arguments
     return tool.decode(call.arguments)
 
 
@@ -207,10 +230,12 @@ async def decide(
     if conversation is not None and message.id not in conversation:
         conversation.record(message, "tool_call_requested", {"calls": len(message.tool_calls)})
 
-    decisions: dict[int, tuple[Decision, str]] = {}  # block index -> (decision, policy label)
+    content = list(message.content)
+    # (block index, decision, policy label, the tool and arguments decoded for a call decided
+    # without asking: the ones it runs with if approved), in call order
+    decided: list[tuple[int, Decision, str, BaseTool | None, Any]] = []
     asks: list[tuple[int, ApprovalRequest]] = []
-    decoded: dict[int, tuple[BaseTool, Any]] = {}  # block index -> arguments nobody else has seen
-    for index, block in enumerate(message.content):
+    for index, block in enumerate(content):
         if type(block) is not ToolCallBlock or block.approval != "pending":
             continue
         tool = registry.get(block.name)
@@ -227,45 +252,46 @@ async def decide(
             label, verdict = rule, rule
         else:
             label, verdict = f"function:{_name(rule)}", await _policy_verdict(rule, block)
+        if verdict == "auto":
+            decided.append((index, _BY_POLICY, label, tool, arguments))
+            continue
         if verdict == "ask":
             request = ApprovalRequest(
                 call=block, tool=tool.spec, arguments=tool.to_builtins(arguments), fingerprint=fingerprint(block)
             )
             asks.append((index, request))
             continue
-        if verdict == "auto":
-            verdict = _BY_POLICY
-        elif verdict == "deny":
+        if verdict == "deny":
             verdict = Deny(by="policy", reason=f"the tool {block.name!r} is not allowed")
         elif not isinstance(verdict, (Approve, Deny)):
             verdict = Deny(by="policy", reason=f"the approval policy gave {verdict!r}, not a decision")
-        decisions[index] = (verdict, label)
-        decoded[index] = (tool, arguments)
+        decided.append((index, verdict, label, tool, arguments))
 
     if asks:
-        for index, decision in zip([i for i, _ in asks], await _ask(approver, [r for _, r in asks]), strict=True):
-            decisions[index] = (decision, "ask")
+        answers = await _ask(approver, [r for _, r in asks])
+        decided += [(index, answer, "ask", None, None) for (index, _), answer in zip(asks, answers, strict=True)]
+        decided.sort(key=_first)
 
-    content = list(message.content)
     records: list[DecisionRecord] = []
-    carried = _Carried()
-    for index in sorted(decisions):
-        decision, how = decisions[index]
+    carry = _Carried()
+    for index, decision, how, tool, arguments in decided:
         block = content[index]
         assert type(block) is ToolCallBlock
         new_block, record = _apply(block, decision, how, registry)
         content[index] = new_block
-        carried.prints[new_block.id] = (new_block, record.fingerprint)
-        if record.approved and index in decoded and new_block.arguments is block.arguments:
-            carried.decoded[new_block.id] = (new_block, *decoded[index])
+        if record.approved and tool is not None and new_block.arguments is block.arguments:
+            carry.calls[new_block.id] = _Kept(new_block, record.fingerprint, tool, arguments)
+        else:
+            carry.calls[new_block.id] = _Kept(new_block, record.fingerprint)
         records.append(record)
         if conversation is not None:
             state = msgspec.structs.replace(message, content=list(content))
             entry_decision = "tool_call_approved" if record.approved else "tool_call_denied"
             conversation.record(state, entry_decision, record.audit())
-    return Approvals(message=msgspec.structs.replace(message, content=content), records=records, _carried=carried)
+    return Approvals(message=msgspec.structs.replace(message, content=content), records=records, _carried=carry)
 
 
+_first = operator.itemgetter(0)
 _BY_POLICY = Approve(by="policy")
 
 

@@ -133,7 +133,9 @@ class BaseTool:
 
 
 def _text(arguments: str) -> str:
-    return arguments if arguments.strip() else "{}"  # no arguments at all means an empty object
+    # no arguments at all means an empty object (isspace stops at the first other character:
+    # strip() would copy the whole text)
+    return "{}" if not arguments or arguments.isspace() else arguments
 
 
 class FunctionTool(BaseTool, Generic[P, R]):
@@ -180,10 +182,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def invoke(self, arguments: Any, context: ToolContext | None) -> Any:
         model = self.model
-        if model.flatten:
-            kwargs = {model.parameters[0]: arguments}
-        else:
-            kwargs = {p: getattr(arguments, p) for p in model.parameters}
+        # flattened: the arguments are the lone parameter; else the Struct made of the parameters
+        # (schema.py), its fields their names
+        kwargs = {model.parameters[0]: arguments} if model.flatten else msgspec.structs.asdict(arguments)
         if model.context_parameter is not None:
             kwargs[model.context_parameter] = context
         fn: Callable[..., Any] = self.fn

@@ -38,29 +38,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import dataclasses
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
 import msgspec
 
 from msgwire import AssistantMessage, ToolCallBlock, ToolResultMessage, dumps
-from msgwire.types import now
 
 from ..audit import RESULT_DECISIONS
 from . import results as _results
 from .approval import (
     Approvals,
     Approver,
-    DecisionRecord,
     Recorder,
+    carried,
     decide,
-    decided_fingerprint,
-    decoded_arguments,
     fingerprint,
 )
 from .policy import ApprovalPolicy
@@ -73,6 +71,7 @@ OnStart = Callable[[ToolCallBlock], None]
 
 SHARED_THREADS = 32
 """Threads of the pool every runner shares for sync tools (unless given ``threads=``)."""
+_RESULT = operator.attrgetter("result")
 _MAX_NAMES = 20  # tools listed to a model that called one that does not exist
 _shared: ThreadPoolExecutor | None = None
 _shared_lock = threading.Lock()
@@ -89,8 +88,36 @@ def _shared_pool() -> ThreadPoolExecutor:
     return pool
 
 
-@dataclasses.dataclass
-class _Job:
+def _in_thread(pool: Executor, fn: Callable[..., Any], *args: Any) -> tuple[asyncio.Future[Any], Future[None]]:
+    """``fn(*args)`` in ``pool``, in a copy of this context, its value (or exception) handed to a
+    future of the running loop; and the pool's future of the work. ``run_in_executor`` without
+    ``wrap_future``'s two futures chained by callbacks: a third of the round trip's CPU."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    run = contextvars.copy_context().run
+
+    def work() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, run(fn, *args))
+        except BaseException as exc:  # handed on as run_in_executor would
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(_settle, future, *outcome)
+
+    return future, pool.submit(work)
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if not future.done():  # cancelled meanwhile (a timeout, an interruption)
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+
+# The runner's own records are msgspec Structs: built in C, a third of what a dataclass costs,
+# which counts on a call that does nothing (issue 30's per-call row).
+class _Job(msgspec.Struct, gc=False):
     index: int
     call: ToolCallBlock
     tool: BaseTool
@@ -98,10 +125,30 @@ class _Job:
     fingerprint: str
 
 
-@dataclasses.dataclass
-class _Outcome:
+class _Outcome(msgspec.Struct, gc=False):
+    """A call's result, and what its audit says beside it (built only when it is recorded)."""
+
     result: ToolResultMessage
-    audit: dict[str, Any]
+    fingerprint: str
+    kind: str | None
+    """The failure kind (``"domain"``, a ``FailureKind``, ``"denied"``, ...), ``None`` on success."""
+
+    def audit(self) -> dict[str, Any]:
+        result = self.result
+        audit: dict[str, Any] = {
+            "tool": result.tool_name,
+            "call_id": result.tool_call_id,
+            "status": result.status,
+            "fingerprint": self.fingerprint,
+        }
+        if self.kind is not None and result.status == "error":
+            audit["failure"] = "domain" if self.kind == "domain" else "infrastructure"
+            if self.kind != "domain":
+                audit["kind"] = self.kind
+        if result.duration_ms is not None:
+            audit["duration_ms"] = result.duration_ms
+        audit["result_bytes"] = len(dumps(result.content))
+        return audit
 
 
 class ToolRunner:
@@ -218,32 +265,41 @@ class ToolRunner:
         (``on_start(call)`` as each starts)."""
         calls = approvals.message.tool_calls
         granted = {r.fingerprint for r in approvals.records if r.approved}
-        decided = {r.call_id: r for r in approvals.records}
         outcomes: list[_Outcome | None] = [None] * len(calls)
         jobs: list[_Job] = []
         for index, call in enumerate(calls):
-            job_or_outcome = self._prepare(index, call, approvals, granted, decided)
+            job_or_outcome = self._prepare(index, call, approvals, granted)
             if isinstance(job_or_outcome, _Job):
                 jobs.append(job_or_outcome)
             else:
                 outcomes[index] = job_or_outcome
         emitter = _Emitter(outcomes, conversation)
-        emitter.flush()
+        emitter.flush()  # the results of calls that do not run, up to the first that does
         try:
             for segment in _segments(jobs):
                 if cancel is not None and cancel.is_set():
                     break
-                if len(segment) == 1 and cancel is None:
-                    await self._run_inline(segment[0], outcomes, emitter, on_start)
+                if len(segment) == 1 and cancel is None:  # one call on its own: in this task, nothing to watch
+                    job = segment[0]
+                    outcomes[job.index] = await self._invoke(job, on_start)
+                    emitter.flush()
+                    # A call that awaited may have been interrupted from outside (and the tool
+                    # may have swallowed it): pass it on. A sync call on the loop awaited
+                    # nothing, and current_task() costs a system call (getpid, Python 3.11).
+                    if job.tool.is_async or job.tool.blocking:
+                        task = asyncio.current_task()
+                        if task is not None and task.cancelling():
+                            raise asyncio.CancelledError
                 else:
                     await self._run_segment(segment, outcomes, emitter, cancel, on_start)
         except asyncio.CancelledError:
             _not_started(calls, outcomes)
             emitter.flush_quietly()
             raise
-        _not_started(calls, outcomes)
+        if None in outcomes:
+            _not_started(calls, outcomes)
         emitter.flush()
-        return [o.result for o in outcomes if o is not None]
+        return list(map(_RESULT, outcomes))  # every call has one now
 
     # --- internals --------------------------------------------------------------------------
 
@@ -253,26 +309,28 @@ class ToolRunner:
         call: ToolCallBlock,
         approvals: Approvals,
         granted: set[str],
-        decided: dict[str, DecisionRecord],
     ) -> _Job | _Outcome:
         """A job to run, or the result the call gets without running."""
-        print_ = decided_fingerprint(call, approvals)
+        kept = carried(call, approvals)
+        print_ = kept.fingerprint if kept is not None else fingerprint(call)
         tool = self.registry.get(call.name)
         if tool is None:
             names = self.registry.names
             listed = ", ".join(names[:_MAX_NAMES]) + (", ..." if len(names) > _MAX_NAMES else "")
             short = f"There is no tool named {call.name!r}. Available tools: {listed or 'none'}."
             failure = _results.infrastructure_failure(call, "unknown_tool", short)
-            return _audited(failure, call, print_, "unknown_tool")
+            return _Outcome(failure, print_, "unknown_tool")
         try:
-            arguments = decoded_arguments(call, tool, approvals)
+            handed, arguments = kept.take(tool) if kept is not None else (False, None)
+            if not handed:
+                arguments = tool.decode(call.arguments)
         except (msgspec.DecodeError, ValueError) as exc:
             text = str(exc) if " - at `" in str(exc) else f"{exc} - at `$`"
             short = f"Invalid arguments for tool {call.name!r}: {text}"
             failure = _results.infrastructure_failure(call, "invalid_arguments", short)
-            return _audited(failure, call, print_, "invalid_arguments")
+            return _Outcome(failure, print_, "invalid_arguments")
         if call.approval != "approved" or print_ not in granted:
-            record = decided.get(call.id)
+            record = approvals.record_for(call.id)
             reason: str | None
             if call.approval == "approved":
                 reason = "its arguments are not the ones approved (or no approval was recorded); it was not run"
@@ -280,18 +338,8 @@ class ToolRunner:
                 reason = record.reason
             else:
                 reason = "nobody approved it"
-            return _audited(_results.denied(call, reason), call, print_, "denied")
+            return _Outcome(_results.denied(call, reason), print_, "denied")
         return _Job(index, call, tool, arguments, print_)
-
-    async def _run_inline(
-        self, job: _Job, outcomes: list[_Outcome | None], emitter: _Emitter, on_start: OnStart | None
-    ) -> None:
-        """One call on its own, in this task (no task to create, nothing to watch)."""
-        outcomes[job.index] = await self._invoke(job, on_start)
-        emitter.flush()
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():  # the interruption came from outside: pass it on
-            raise asyncio.CancelledError
 
     async def _run_segment(
         self,
@@ -349,7 +397,7 @@ class ToolRunner:
             on_start(call)
         context = ToolContext(call, self.deps) if tool.needs_context else None
         timeout = tool.timeout if tool.timeout is not None else self.timeout
-        started_at = now()
+        started_at = datetime.now(UTC)  # msgwire's now() without its Python frame
         start = time.perf_counter()
         timer: asyncio.Timeout | None = None
         try:
@@ -362,28 +410,27 @@ class ToolRunner:
             elif not tool.blocking:  # it said it returns at once: the thread hand-off would cost more
                 value = tool.invoke(job.arguments, context)
             else:
-                run = contextvars.copy_context().run
-                future = asyncio.get_running_loop().run_in_executor(
-                    self._threads(), run, tool.invoke, job.arguments, context
-                )
-                if timeout is None:
-                    value = await future
-                else:
-                    async with asyncio.timeout(timeout) as timer:
+                future, work = _in_thread(self._threads(), tool.invoke, job.arguments, context)
+                try:
+                    if timeout is None:
                         value = await future
+                    else:
+                        async with asyncio.timeout(timeout) as timer:
+                            value = await future
+                except BaseException:
+                    work.cancel()  # not started yet: it never will be
+                    raise
             duration = (time.perf_counter() - start) * 1000
             result, kind = _results.success(call, value, started_at, duration)
-            return _audited(result, call, job.fingerprint, kind)
+            return _Outcome(result, job.fingerprint, kind)
         except _results.ToolFailure as raised:
             duration = (time.perf_counter() - start) * 1000
-            return _audited(
-                _results.domain_failure(call, raised, started_at, duration), call, job.fingerprint, "domain"
-            )
+            return _Outcome(_results.domain_failure(call, raised, started_at, duration), job.fingerprint, "domain")
         except asyncio.CancelledError:
             if context is not None:
                 context.cancelled.set()
             duration = (time.perf_counter() - start) * 1000
-            return _audited(_results.interrupted(call, started_at, duration), call, job.fingerprint, "interrupted")
+            return _Outcome(_results.interrupted(call, started_at, duration), job.fingerprint, "interrupted")
         except Exception as exc:
             duration = (time.perf_counter() - start) * 1000
             if timer is not None and timer.expired():
@@ -393,7 +440,7 @@ class ToolRunner:
                 timed_out = _results.infrastructure_failure(
                     call, "timeout", short, exc=exc, started_at=started_at, duration_ms=duration
                 )
-                return _audited(timed_out, call, job.fingerprint, "timeout")
+                return _Outcome(timed_out, job.fingerprint, "timeout")
             short, unsaid = _results.exception_text(call.name, exc, self.failure_text)
             detail = _results.exception_detail(exc) + (f" ({unsaid})" if unsaid else "")
             recoverable = getattr(exc, "recoverable", True)
@@ -407,7 +454,7 @@ class ToolRunner:
                 started_at=started_at,
                 duration_ms=duration,
             )
-            return _audited(crashed, call, job.fingerprint, "exception")
+            return _Outcome(crashed, job.fingerprint, "exception")
 
 
 def _check_message(message: object) -> None:
@@ -430,11 +477,13 @@ def _not_started(calls: list[ToolCallBlock], outcomes: list[_Outcome | None]) ->
     """Interrupted results for the calls that never started (their segment was not reached)."""
     for index, call in enumerate(calls):
         if outcomes[index] is None:
-            outcomes[index] = _audited(_results.interrupted(call), call, fingerprint(call), "interrupted")
+            outcomes[index] = _Outcome(_results.interrupted(call), fingerprint(call), "interrupted")
 
 
 def _segments(jobs: list[_Job]) -> list[list[_Job]]:
     """Runs of concurrency-safe jobs, each job that is not safe alone between them."""
+    if len(jobs) < 2:
+        return [jobs] if jobs else []
     segments: list[list[_Job]] = []
     for job in jobs:
         if job.tool.concurrency_safe and segments and segments[-1][0].tool.concurrency_safe:
@@ -444,37 +493,18 @@ def _segments(jobs: list[_Job]) -> list[list[_Job]]:
     return segments
 
 
-def _audited(result: ToolResultMessage, call: ToolCallBlock, print_: str, kind: str | None) -> _Outcome:
-    audit: dict[str, Any] = {
-        "tool": call.name,
-        "call_id": call.id,
-        "status": result.status,
-        "fingerprint": print_,
-    }
-    if kind is not None and result.status == "error":
-        audit["failure"] = "domain" if kind == "domain" else "infrastructure"
-        if kind != "domain":
-            audit["kind"] = kind
-    if result.duration_ms is not None:
-        audit["duration_ms"] = result.duration_ms
-    return _Outcome(result, audit)
-
-
-class _Emitter:
+class _Emitter(msgspec.Struct):
     """Records results in call order, each as soon as every earlier call has one."""
 
-    def __init__(self, outcomes: list[_Outcome | None], recorder: Recorder | None) -> None:
-        self.outcomes = outcomes
-        self.recorder = recorder
-        self.next = 0
+    outcomes: list[_Outcome | None]
+    recorder: Recorder | None
+    next: int = 0
 
     def flush(self) -> None:
+        if self.recorder is None:
+            return
         while self.next < len(self.outcomes) and (outcome := self.outcomes[self.next]) is not None:
-            if self.recorder is not None:
-                audit = outcome.audit
-                if "result_bytes" not in audit:
-                    audit["result_bytes"] = len(dumps(outcome.result.content))
-                self.recorder.record(outcome.result, RESULT_DECISIONS[outcome.result.status], audit)
+            self.recorder.record(outcome.result, RESULT_DECISIONS[outcome.result.status], outcome.audit())
             self.next += 1
 
     def flush_quietly(self) -> None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: `msgwire --help` needs none of it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .types import AssistantMessage, Diagnostic, Event
 
 __all__ = [

@@ -15,31 +15,48 @@
 Exit codes: 0 success, 1 the input failed (a malformed or cut stream, a body of the wrong
 shape: the error names the byte offset or JSON path), 2 a usage error (a missing file, an
 unknown or undetectable dialect, an extra not installed: the error names its pip install).
+
+Only the module of the command named is imported (``commands.py``): ``msgwire --help`` loads no
+command, no rich and no wire layer.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Collection, Sequence
 
 from ..errors import MissingExtraError, MsgwireError
-from . import audit, bench, chat, convert, demo, parse, sessions, transcode
+from .commands import SUMMARIES
 from .inputs import NotReadable, UsageError
 
 __all__ = ["main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(full: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The command's parser. ``full``: the commands whose own parsers (options, description) are
+    built, their modules imported (every one by default); the others are listed by name and
+    summary alone, as ``msgwire --help`` shows them."""
     parser = argparse.ArgumentParser(
         prog="msgwire",
         description="Typed LLM conversation messages: parse provider streams, convert formats, compare speed.",
         epilog="Exit codes: 0 success, 1 the input failed (with its byte offset or JSON path), 2 a usage error.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (parse, convert, transcode, chat, sessions, audit, bench, demo):
-        module.add_parser(commands)
+    for name, summary in SUMMARIES.items():
+        if full is None or name in full:
+            importlib.import_module(f".{name}", __name__).add_parser(commands)
+        else:
+            commands.add_parser(name, help=summary)
     return parser
+
+
+def _named(argv: Sequence[str]) -> set[str]:
+    """The command ``argv`` names: its first argument that is not an option (the command's
+    parser takes only ``-h`` before it)."""
+    return {next((arg for arg in argv if not arg.startswith("-")), "")} & SUMMARIES.keys()
 
 
 def _where(error: MsgwireError) -> str:
@@ -53,7 +70,8 @@ def _where(error: MsgwireError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_named(argv))
     args = parser.parse_args(argv)
     prog = f"msgwire {args.command}"
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import MsgwireError
+from .commands import SUMMARIES
 from .inputs import NotReadable, UsageError
 from .render import console, plain_help
 
@@ -66,7 +67,7 @@ def _stored(location: str, wanted: str | None) -> Conversation:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "audit",
-        help="show an audit trail (an export, or a stored conversation) as a timeline and verify its hash chain",
+        help=SUMMARIES["audit"],
         description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

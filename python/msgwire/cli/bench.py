@@ -21,6 +21,7 @@ from rich.table import Table
 from ..bench.cases import CASES
 from ..bench.measure import MODES, Mode, fixed_rounds, run_cases, versions
 from ..bench.report import results_json, results_table
+from .commands import SUMMARIES
 from .inputs import UsageError
 from .render import console
 
@@ -57,7 +58,7 @@ def quick_subset(entries: Collection[tuple[str, str]]) -> Table:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "bench",
-        help="time msgwire beside the installed peers (SDKs, httpx-sse, pydantic-ai, msgspec, orjson)",
+        help=SUMMARIES["bench"],
         description="Time msgwire beside the peers that are installed, on the same bytes in one run: medians, "
         "and median(peer) / median(msgwire). Peers that are not installed are listed as skipped.",
     )

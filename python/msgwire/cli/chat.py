@@ -51,6 +51,7 @@ from rich.text import Text
 
 from ..errors import MsgwireError
 from ..types import AssistantMessage, ContentBlock, ImageBlock, PathSource, TextBlock, UserMessage
+from .commands import SUMMARIES
 from .inputs import NotReadable, UsageError
 from .render import ERROR, TOOL, clip, console, plain_help
 from .sessions import CHAT_AGENT, default_store, find, never_used, open_chat_store, store_flag, store_location
@@ -521,7 +522,7 @@ def _check_folder(folder: Path, named: str | None) -> None:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "chat",
-        help="a live agent session: streamed answers, tool calls approved one by one, /mode /fork /save /audit",
+        help=SUMMARIES["chat"],
         description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -21,6 +21,7 @@ from ..codec import dumps, loads
 from ..errors import DecodeError
 from ..formats import DIALECTS, convert_request, read_request
 from ..types import Loss, LossReport, Request, Session
+from .commands import SUMMARIES
 from .detect import request_kind
 from .inputs import read_all, write_output
 from .render import console, loss_table
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "convert",
-        help="convert a session or a request body between the canonical envelope and every dialect",
+        help=SUMMARIES["convert"],
         description="Convert a session (the canonical envelope) or a request body of a dialect to another format. "
         "Every lossy step is listed on standard error (the loss report).",
         epilog="Exit codes: 0 converted, 1 the input is not what its format defines, 2 a usage error.",

@@ -39,6 +39,7 @@ from ..transcode import transcode
 from ..types import Dialect
 from ..validate import validate
 from .bench import quick_subset
+from .commands import SUMMARIES
 from .convert import convert
 from .demo_agent import show_agent
 from .demo_swarm import show_swarm
@@ -181,5 +182,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("demo", help="show msgwire on the bundled examples (what `make demo` runs)")
+    parser = commands.add_parser("demo", help=SUMMARIES["demo"])
     parser.set_defaults(run=run)

@@ -3,13 +3,16 @@ errors they raise (exit code 2) when an argument cannot be acted on."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import BinaryIO
 
 from ..errors import MsgwireError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (nor pathlib): `msgwire --help` reads this
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 CHUNK_SIZE = 64 * 1024  # what `parse` reads at a time: a 100 MB recording is never held whole
 
@@ -29,11 +32,10 @@ def open_input(name: str) -> Iterator[BinaryIO]:
     if name == "-":
         yield sys.stdin.buffer
         return
-    path = Path(name)
-    if path.is_dir():
+    if os.path.isdir(name):
         raise UsageError(f"{name} is a directory, not a recording")
     try:
-        file = path.open("rb")
+        file = open(name, "rb")  # noqa: SIM115 - closed by the `with` below, after the yield
     except FileNotFoundError:
         raise UsageError(f"no such file: {name}") from None
     except OSError as exc:
@@ -62,6 +64,7 @@ def write_output(data: bytes, name: str | None) -> None:
         sys.stdout.buffer.flush()
         return
     try:
-        Path(name).write_bytes(data)
+        with open(name, "wb") as file:
+            file.write(data)
     except OSError as exc:
         raise UsageError(f"cannot write {name}: {exc.strerror}") from None

@@ -29,6 +29,7 @@ from ..codec import dumps
 from ..errors import StreamError
 from ..stream import Decoder
 from ..types import AssistantMessage, Diagnostic, Dialect, Event
+from .commands import SUMMARIES
 from .detect import SNIFF_SIZE, STREAM_DIALECTS, sniff_stream, stream_dialect
 from .inputs import open_input, read_chunks
 from .live import LiveView
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "parse",
-        help="decode a recorded provider stream (SSE or NDJSON) and show the assembled message",
+        help=SUMMARIES["parse"],
         description="Decode a recorded provider stream (SSE or NDJSON), read in 64 KiB chunks: live on a terminal, "
         "then the assembled message, its diagnostics and any failure with its byte offset.",
         epilog="Exit codes: 0 decoded, 1 the stream failed (the partial message is shown), 2 a usage error.",

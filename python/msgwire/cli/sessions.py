@@ -25,6 +25,7 @@ from rich.text import Text
 
 from ..errors import MsgwireError, StoreNotFoundError
 from ..types import UserMessage
+from .commands import SUMMARIES
 from .inputs import UsageError
 from .render import clip, console, plain_help
 from .shortids import matching, shortest_end
@@ -212,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "sessions",
-        help="the conversations msgwire chat stored: id, started, last activity, messages, first words",
+        help=SUMMARIES["sessions"],
         description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,6 +9,7 @@ import sys
 from ..errors import StreamError
 from ..transcode import transcode
 from ..types import Dialect
+from .commands import SUMMARIES
 from .detect import STREAM_DIALECTS, stream_dialect
 from .inputs import open_input, read_chunks
 from .parse import with_head
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "transcode",
-        help="rewrite a recorded provider stream in another dialect's wire format",
+        help=SUMMARIES["transcode"],
         description="Rewrite a recorded provider stream (read in 64 KiB chunks) in another dialect's wire format, "
         "written as it is read. A failing source ends the output with the target's error frame.",
         epilog="Exit codes: 0 rewritten, 1 the source stream failed (its error frame was written), 2 a usage error.",

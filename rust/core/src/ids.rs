@@ -5,7 +5,10 @@
 //! Within one millisecond a 12-bit counter keeps the ids of a process increasing (RFC 9562
 //! section 6.2, method 1); it starts at a random value below 2048 each new millisecond, and a
 //! millisecond whose counter is spent borrows the next one. The other 62 bits are random, read
-//! from the system 4 KiB at a time. A forked child must not hand out its parent's buffered bytes
+//! from the system 4 KiB at a time; the first read of a process (and of a forked child) only
+//! 160 bytes, so that a process that makes a few ids, or its first one, does not pay for 409
+//! (reading 4 KiB of `/dev/urandom` is about 20 us here, most of a first `from_response`'s
+//! one-time cost after its code itself). A forked child must not hand out its parent's buffered bytes
 //! (the same millisecond would give both the same ids): the fork hook calls
 //! [`forget_randomness`].
 
@@ -16,6 +19,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bytes of randomness read at once (one read per 409 ids).
 const POOL: usize = 4096;
+/// Bytes of the first read (16 ids).
+const FIRST_READ: usize = 160;
 /// Random bytes an id takes: 2 for the counter's start, 8 for the tail.
 const PER_ID: usize = 10;
 const COUNTER_MAX: u16 = 0xFFF;
@@ -26,9 +31,11 @@ struct Generator {
     pool: [u8; POOL],
     /// The next unused byte of `pool` (`POOL`: none left).
     at: usize,
+    /// Whether the pool was read once (the first read is `FIRST_READ` bytes, not `POOL`).
+    read_once: bool,
 }
 
-static GENERATOR: Mutex<Generator> = Mutex::new(Generator { last_ms: 0, counter: 0, pool: [0; POOL], at: POOL });
+static GENERATOR: Mutex<Generator> = Mutex::new(Generator::new());
 
 fn generator() -> MutexGuard<'static, Generator> {
     // no code under the lock can panic midway through an update; a poisoned lock is still sound
@@ -57,7 +64,7 @@ pub fn new_ids(n: usize) -> Vec<String> {
 
 /// Drop the buffered randomness (a forked child's first id reads its own).
 pub fn forget_randomness() {
-    generator().at = POOL;
+    generator().forget();
 }
 
 fn now_ms() -> u64 {
@@ -66,10 +73,21 @@ fn now_ms() -> u64 {
 }
 
 impl Generator {
+    const fn new() -> Self {
+        Self { last_ms: 0, counter: 0, pool: [0; POOL], at: POOL, read_once: false }
+    }
+
+    fn forget(&mut self) {
+        self.at = POOL;
+        self.read_once = false;
+    }
+
     fn random(&mut self) -> [u8; PER_ID] {
         if self.at + PER_ID > POOL {
-            fill(&mut self.pool);
-            self.at = 0;
+            let from = if self.read_once { 0 } else { POOL - FIRST_READ };
+            fill(&mut self.pool[from..]);
+            self.at = from;
+            self.read_once = true;
         }
         let mut bytes = [0; PER_ID];
         bytes.copy_from_slice(&self.pool[self.at..self.at + PER_ID]);
@@ -117,7 +135,7 @@ fn hex(out: &mut String, value: u64, digits: u32) {
 
 /// Fill `pool` with the system's randomness; where the system has no `/dev/urandom` (or it
 /// fails), with std's own (the per-process random keys of its hash maps, over a counter).
-fn fill(pool: &mut [u8; POOL]) {
+fn fill(pool: &mut [u8]) {
     let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(pool));
     if read.is_ok() {
         return;
@@ -157,7 +175,7 @@ mod tests {
 
     #[test]
     fn a_spent_counter_borrows_the_next_millisecond() {
-        let mut generator = Generator { last_ms: 0, counter: 0, pool: [0; POOL], at: POOL };
+        let mut generator = Generator::new();
         let mut ids = Vec::new();
         for _ in 0..3 * 4096 {
             let mut out = String::new();
@@ -177,9 +195,25 @@ mod tests {
 
     #[test]
     fn forgotten_randomness_is_read_again() {
-        let mut generator = Generator { last_ms: 0, counter: 0, pool: [0; POOL], at: POOL };
+        let mut generator = Generator::new();
         let first = generator.random();
         generator.at = POOL;
         assert_ne!(generator.random(), first, "a new read");
+    }
+
+    #[test]
+    fn the_first_read_is_small_and_the_next_ones_whole() {
+        let mut generator = Generator::new();
+        generator.random();
+        assert_eq!(generator.at, POOL - FIRST_READ + PER_ID, "the first read: {FIRST_READ} bytes");
+        for _ in 1..FIRST_READ / PER_ID {
+            generator.random();
+        }
+        assert_eq!(generator.at, POOL, "the first read spent");
+        generator.random();
+        assert_eq!(generator.at, PER_ID, "the next read: the whole pool");
+        generator.forget();
+        generator.random();
+        assert_eq!(generator.at, POOL - FIRST_READ + PER_ID, "a forked child's first read is small too");
     }
 }

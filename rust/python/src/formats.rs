@@ -91,7 +91,10 @@ impl PyRequestCache {
         let keys = keys.chunks_exact(16).map(|k| u128::from_le_bytes(k.try_into().unwrap_or_default()));
         let messages: Vec<(u128, &[u8])> = keys.zip(data.iter().map(PyBytesMethods::as_bytes)).collect();
         let inner = &mut self.inner;
-        let written = py.detach(|| inner.write(&messages, name, options, report));
+        // a short conversation's build takes microseconds: releasing the GIL for it costs more, and
+        // a thread that takes the GIL meanwhile holds up the event loop (up to its switch interval)
+        let size = messages.iter().map(|(_, json)| json.len()).sum();
+        let written = detached(py, size, || inner.write(&messages, name, options, report));
         let written = written.map_err(|e| to_py(py, &e))?;
         let body = PyBytes::new(py, written.body);
         Ok((body, report.then(|| PyBytes::new(py, &request::report_json(&written.report)))))

@@ -14,6 +14,13 @@ it was made in); ``AioResponse`` gives a response the few members the transport 
 Failures are raised as ``_failures.NetworkFailure`` (no response came: worth sending again) or
 ``RequestFailure`` (the request itself cannot be sent: an invalid URL), their ``__cause__`` the
 aiohttp exception.
+
+The environment's proxy (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``) is looked up once per
+origin and client, as httpx reads it once per client for the sync calls; aiohttp's own
+``trust_env`` is not used: it looks the proxy up and reads ``~/.netrc`` in the thread pool on
+every request (two thread hops a request, held up behind the tools at a thousand conversations),
+and a ``~/.netrc`` entry for the host (a ``default`` one matches every host) made it refuse
+every call that carries an ``Authorization`` header.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Mapping
+from urllib.parse import urlsplit
 
 from msgwire.errors import MissingExtraError
 
@@ -28,6 +36,8 @@ from ._failures import NetworkFailure, RequestFailure
 
 try:
     import aiohttp
+    import yarl
+    from aiohttp.helpers import get_env_proxy_for_url
 except ImportError as exc:
     raise MissingExtraError("msgwire.harness.providers (an async call)", "harness", exc) from None
 
@@ -79,6 +89,8 @@ class AioClient:
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
             weakref.WeakKeyDictionary()
         )
+        # origin (scheme, host and port) -> the environment's proxy for it and its credentials
+        self._proxies: dict[str, tuple[str | None, aiohttp.BasicAuth | None]] = {}
 
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
@@ -86,7 +98,7 @@ class AioClient:
         if session is None or session.closed:
             self._forget_closed_loops()
             connector = aiohttp.TCPConnector(limit=CONNECTIONS, loop=loop)
-            session = aiohttp.ClientSession(connector=connector, trust_env=True, auto_decompress=True)
+            session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
             self._sessions[loop] = session
         return session
 
@@ -106,7 +118,10 @@ class AioClient:
         """POST ``body``; the response once its headers came (its body not read)."""
         timeout = aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect, sock_read=read)
         try:
-            response = await self._session().post(url, data=body, headers=dict(headers), timeout=timeout)
+            proxy, proxy_auth = self._proxies.get(_origin(url)) or self._proxy(url)
+            response = await self._session().post(
+                url, data=body, headers=dict(headers), timeout=timeout, proxy=proxy, proxy_auth=proxy_auth
+            )
         except (aiohttp.InvalidURL, ValueError) as cause:
             raise RequestFailure(f"{type(cause).__name__}: {cause}") from cause
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as cause:
@@ -114,6 +129,19 @@ class AioClient:
         except aiohttp.ClientError as cause:
             raise RequestFailure(f"{type(cause).__name__}: {cause}") from cause
         return AioResponse(response)
+
+    def _proxy(self, url: str) -> tuple[str | None, aiohttp.BasicAuth | None]:
+        """The environment's proxy for ``url``'s origin, as aiohttp's ``trust_env`` finds it,
+        looked up once: in the loop (a read of ``~/.netrc`` for the proxy's credentials once per
+        client, not a thread hop per request)."""
+        try:
+            proxy, auth = get_env_proxy_for_url(yarl.URL(url))
+        except LookupError:  # none, or NO_PROXY names the host
+            found: tuple[str | None, aiohttp.BasicAuth | None] = (None, None)
+        else:
+            found = (str(proxy), auth)
+        self._proxies[_origin(url)] = found
+        return found
 
     async def aclose(self) -> None:
         """Close the session of the running loop, and forget those of loops that ended."""
@@ -125,3 +153,8 @@ class AioClient:
         if session is not None:
             await session.close()
         self._forget_closed_loops()
+
+
+def _origin(url: str) -> str:
+    scheme, netloc, *_ = urlsplit(url)
+    return f"{scheme}://{netloc}"

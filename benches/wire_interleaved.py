@@ -67,7 +67,11 @@ from msgwire.bench.peers import httpx_sse_loop, mock_transport, pieces, split_an
 from msgwire.bench.workloads import anthropic_stream, chat_completion, long_tool_call, openai_stream
 
 SIZES = {"0.6k": 600, "0.9k": 900, "2.4k": 2400, "20k": 20_000}
-BATCH_SECONDS = 0.002  # each timing is a batch of calls of about this long
+# Each timing is a batch of calls of about this much CPU time (``--batch-ms``). Equal batches for
+# every entry: with batches of 2 ms and three calls at least, a 0.8 ms entry was timed over 2.5 ms
+# and its 3.6 ms peer over 11 ms, and on a loaded machine the short window was the more stretched
+# by waits for the core (wall-clock ratios of 2.1-2.6x where the CPU time said 2.7-3.3x).
+BATCH_SECONDS = 0.02
 
 Entries = dict[str, Callable[[], object]]
 
@@ -277,13 +281,14 @@ def _one_at_a_time_row() -> Entries:
 
 
 def _batch(run: Callable[[], object]) -> int:
-    """How many calls make a timing of about ``BATCH_SECONDS``, three at least (after a warm-up:
-    a first call pays for lazy set-up and cold caches, and so does the first of a batch)."""
+    """How many calls make a timing of about ``BATCH_SECONDS`` of CPU time, three at least (after
+    a warm-up: a first call pays for lazy set-up and cold caches, and so does the first of a
+    batch)."""
     once = []
     for _ in range(8):
-        start = time.perf_counter()
+        start = time.thread_time()
         run()
-        once.append(time.perf_counter() - start)
+        once.append(time.thread_time() - start)
     return max(3, int(BATCH_SECONDS / max(statistics.median(once[3:]), 1e-7)))
 
 
@@ -379,11 +384,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="*", help="rows to measure (all by default; first-call too)")
     parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--batch-ms", type=float, default=BATCH_SECONDS * 1000, help="CPU time per timing")
     parser.add_argument(
         "--runs", type=int, default=1, help="measure this many times; then each ratio's median and worst"
     )
     parser.add_argument("--busy", type=int, default=0, help="other processes kept busy meanwhile")
     args = parser.parse_args()
+    global BATCH_SECONDS  # the module default, set once from the command line
+    BATCH_SECONDS = args.batch_ms / 1000
     spinners = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
     ]  # stopped below, by their own handles

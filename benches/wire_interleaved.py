@@ -280,8 +280,8 @@ def _one_at_a_time_row() -> Entries:
     }
 
 
-def _batch(run: Callable[[], object]) -> int:
-    """How many calls make a timing of about ``BATCH_SECONDS`` of CPU time, three at least (after
+def _batch(run: Callable[[], object], seconds: float) -> int:
+    """How many calls make a timing of about ``seconds`` of CPU time, three at least (after
     a warm-up: a first call pays for lazy set-up and cold caches, and so does the first of a
     batch)."""
     once = []
@@ -289,7 +289,7 @@ def _batch(run: Callable[[], object]) -> int:
         start = time.thread_time()
         run()
         once.append(time.thread_time() - start)
-    return max(3, int(BATCH_SECONDS / max(statistics.median(once[3:]), 1e-7)))
+    return max(3, int(seconds / max(statistics.median(once[3:]), 1e-7)))
 
 
 def _time(run: Callable[[], object], n: int) -> tuple[float, float]:
@@ -309,12 +309,12 @@ def _time(run: Callable[[], object], n: int) -> tuple[float, float]:
 Medians = dict[str, dict[str, tuple[float, float]]]  # row -> entry -> (wall, cpu) median per call
 
 
-def measure(rows: dict[str, Entries], rounds: int) -> Medians:
+def measure(rows: dict[str, Entries], rounds: int, batch_seconds: float = BATCH_SECONDS) -> Medians:
     times: dict[str, dict[str, list[tuple[float, float]]]] = {
         row: {name: [] for name in entries} for row, entries in rows.items()
     }
     batches = {
-        (row, name): 1 if name.startswith("rebuild") else _batch(run)
+        (row, name): 1 if name.startswith("rebuild") else _batch(run, batch_seconds)
         for row, entries in rows.items()
         for name, run in entries.items()
     }
@@ -390,8 +390,6 @@ def main() -> None:
     )
     parser.add_argument("--busy", type=int, default=0, help="other processes kept busy meanwhile")
     args = parser.parse_args()
-    global BATCH_SECONDS  # the module default, set once from the command line
-    BATCH_SECONDS = args.batch_ms / 1000
     spinners = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
     ]  # stopped below, by their own handles
@@ -404,7 +402,7 @@ def main() -> None:
             for run in range(args.runs):
                 if args.runs > 1:
                     print(f"run {run + 1} of {args.runs}, load: {_load()}")
-                for row, entries in measure(rows, args.rounds).items():
+                for row, entries in measure(rows, args.rounds, args.batch_ms / 1000).items():
                     reference = next(name for name in entries if name.startswith("msgwire"))
                     (ref_wall, ref_cpu) = entries[reference]
                     print(f"{row}:                              wall        cpu")

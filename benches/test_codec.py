@@ -2,19 +2,28 @@
 
 Three forms of the same conversation (``workload.py``): a ``msgwire.Session``, a pydantic-ai
 message list for ``ModelMessagesTypeAdapter``, and hand-written msgspec tagged Structs (the
-baseline). Groups ``dumps`` and ``loads`` put the three side by side; ``conftest.py`` prints
-the ratios to msgwire. Every benchmark checks its result after timing (untimed), so a broken
-codec cannot post a figure. Speed itself is never asserted here.
+baseline, the floor). Groups ``dumps`` and ``loads`` put the three side by side; ``conftest.py``
+prints the ratios to msgwire. Every benchmark checks its result after timing (untimed), so a
+broken codec cannot post a figure. Speed itself is never asserted here.
+
+The floor's schema (``msgwire.bench.forms``): schema v1 by hand, every message and block kind
+msgwire's decoder knows, each with msgwire's fields in msgwire's order, the same types
+(``Literal`` enums, ``datetime``, ``msgspec.Raw``, the integer bounds) and the same defaults;
+``frozen=True, kw_only=True, omit_defaults=True, gc=False``, tagged on ``"type"``; the envelope a
+plain mutable Struct. Left out: msgwire's ``ToolCallBlock`` decode hook, its properties and
+methods. ``test_the_floor_has_msgwire_fields_types_and_defaults`` keeps it that way.
 """
 
 from __future__ import annotations
 
 import msgspec
+import msgspec.inspect as mi
 import pytest
 from pydantic_ai import messages as pa
 
 import msgwire
 from benches.workload import PYDANTIC_AI_ADAPTER, Workload, build
+from msgwire.bench import forms
 from msgwire.bench.forms import BASELINE_DECODER, BASELINE_ENCODER, BaselineSession
 
 
@@ -60,6 +69,72 @@ def test_workload_is_one_conversation_in_three_forms(w: Workload) -> None:
     ]
     users = [p for p in request_parts if isinstance(p, pa.UserPromptPart)]
     assert len(users) == sum(1 for m in model_visible if type(m) is msgwire.UserMessage)
+
+
+def _shape(t: mi.Type) -> str:
+    """A decoded type as the decoder checks it, as text: struct types by their tag (named
+    elsewhere), schema-only metadata dropped (``extra_json_schema``), bounds and literals kept."""
+    if isinstance(t, mi.Metadata):
+        return _shape(t.type)
+    if isinstance(t, mi.StructType):
+        return f"struct {t.tag or t.cls.__name__.removeprefix('Baseline')}"
+    if isinstance(t, mi.UnionType):
+        return "union of " + ", ".join(sorted(_shape(x) for x in t.types))
+    if isinstance(t, mi.ListType):
+        return f"list of {_shape(t.item_type)}"
+    if isinstance(t, mi.DictType):
+        return f"dict of {_shape(t.key_type)}: {_shape(t.value_type)}"
+    return repr(t)
+
+
+def _pairs() -> dict[str, tuple[type[msgspec.Struct], type[msgspec.Struct]]]:
+    """msgwire's struct types and the floor's, by tag (the session, usage and the rest by name)."""
+    ours: dict[str, type[msgspec.Struct]] = {}
+    floor: dict[str, type[msgspec.Struct]] = {}
+    for top, found in ((msgwire.Session, ours), (forms.BaselineSession, floor)):
+        todo = [mi.type_info(top)]
+        while todo:
+            t = todo.pop()
+            if isinstance(t, mi.Metadata):
+                todo.append(t.type)
+            elif isinstance(t, mi.StructType):
+                name = t.tag or t.cls.__name__.removeprefix("Baseline")
+                if name not in found:
+                    found[name] = t.cls
+                    todo.extend(f.type for f in t.fields)
+            elif isinstance(t, mi.UnionType):
+                todo.extend(t.types)
+            elif isinstance(t, mi.ListType):
+                todo.append(t.item_type)
+            elif isinstance(t, mi.DictType):
+                todo.append(t.value_type)
+    assert ours.keys() == floor.keys()
+    return {name: (ours[name], floor[name]) for name in ours}
+
+
+def test_the_floor_has_msgwire_fields_types_and_defaults() -> None:
+    """Not a benchmark: the floor decodes what msgwire's types decode, field for field (a field
+    added to msgwire must be added to the floor, or the ratio measures fewer fields)."""
+    pairs = _pairs()
+    assert {"user", "assistant", "tool_result", "system_control", "text", "tool_call", "Usage"} <= pairs.keys()
+    assert len(pairs) == 20
+    for name, (ours, floor) in pairs.items():
+        a, b = mi.type_info(ours), mi.type_info(floor)
+        assert isinstance(a, mi.StructType)
+        assert isinstance(b, mi.StructType)
+        assert (a.tag_field, a.tag, a.array_like, a.forbid_unknown_fields) == (
+            b.tag_field,
+            b.tag,
+            b.array_like,
+            b.forbid_unknown_fields,
+        ), name
+        for option in ("frozen", "omit_defaults", "gc"):
+            assert getattr(ours.__struct_config__, option) == getattr(floor.__struct_config__, option), (name, option)
+        assert [f.encode_name for f in a.fields] == [f.encode_name for f in b.fields], name
+        for x, y in zip(a.fields, b.fields, strict=True):
+            where = f"{name}.{x.name}"
+            assert _shape(x.type) == _shape(y.type), where
+            assert (x.required, x.default, x.default_factory) == (y.required, y.default, y.default_factory), where
 
 
 # --- dumps ------------------------------------------------------------------------------------

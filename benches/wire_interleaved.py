@@ -1,7 +1,12 @@
-"""The wire layer's rows of issue 22, measured interleaved: each round times every entry of a row
-in turn (each entry a batch of calls of about two milliseconds), so a burst of load on this shared
-machine falls on all of them alike, and a row's ratios come from one run. Prints each entry's
-median per call and ``msgwire vs X = median(X) / median(msgwire)`` (above 1: msgwire is faster).
+"""The wire layer's rows of issues 22 and 30, measured interleaved: each round times every entry of
+a row in turn (each entry a batch of calls of about two milliseconds), so a burst of load on this
+shared machine falls on all of them alike, and a row's ratios come from one run. Prints each
+entry's median per call and ``msgwire vs X = median(X) / median(msgwire)`` (above 1: msgwire is
+faster), by the wall clock and by the thread's CPU time (``time.thread_time``: what the entry
+itself ran, without the time other processes held the core; on a loaded machine a short batch
+is more likely than a long one to be stretched by a wait for the core, which pulls the wall-clock
+ratios of short entries down). ``--runs N`` repeats the whole measurement and ends with each
+ratio's median and worst run.
 
 Rows (``ROWS``):
 
@@ -22,8 +27,14 @@ Rows (``ROWS``):
 - ``openai-stream``: ``msgwire.assemble`` of the OpenAI workload in 16 KiB chunks beside the
   httpx-sse + ``json.loads`` loop, ``orjson.loads`` of every pre-split data line, and the lines
   split in Python (``msgwire.bench.peers``, ``test_stream.py``'s entries).
-- ``loads``: ``msgwire.loads`` of the 900-message session beside msgspec's decode of the same
-  bytes into hand-written Structs (the floor) and pydantic-ai's ``ModelMessagesTypeAdapter``.
+- ``anthropic-stream``: the same for the Anthropic workload, beside the anthropic SDK's
+  ``messages.stream`` accumulator (over an ``httpx2`` mock transport) and ``orjson.loads`` per line.
+- ``partial-args``: ``msgwire.stream(..., partial_args=True)`` of 64 KB of arguments in 20-byte
+  deltas, one event per read, ``parsed`` read once at the end, beside the same loop without the
+  option (``test_stream.py``'s partial-args entries; the ratio is the option's cost, below 1).
+- ``loads`` / ``dumps``: ``msgwire.loads`` / ``dumps`` of the 900-message session beside msgspec
+  with hand-written Structs of the same schema, the same bytes (the floor, ``msgwire.bench.forms``)
+  and pydantic-ai's ``ModelMessagesTypeAdapter`` on its form of the conversation (``workload.py``).
 - ``first-call``: not a row of entries: ``from_response`` timed in fresh processes, the first
   call beside the median of the next ones (``first_call``).
 
@@ -53,10 +64,14 @@ from benches.formats_workload import by_hand, large_reply, sdk_type
 from msgwire import _core
 from msgwire._corestream import decode_message
 from msgwire.bench.peers import httpx_sse_loop, mock_transport, pieces, split_and_parse
-from msgwire.bench.workloads import chat_completion, openai_stream
+from msgwire.bench.workloads import anthropic_stream, chat_completion, long_tool_call, openai_stream
 
 SIZES = {"0.6k": 600, "0.9k": 900, "2.4k": 2400, "20k": 20_000}
-BATCH_SECONDS = 0.002  # each timing is a batch of calls of about this long
+# Each timing is a batch of calls of about this much CPU time (``--batch-ms``). Equal batches for
+# every entry: with batches of 2 ms and three calls at least, a 0.8 ms entry was timed over 2.5 ms
+# and its 3.6 ms peer over 11 ms, and on a loaded machine the short window was the more stretched
+# by waits for the core (wall-clock ratios of 2.1-2.6x where the CPU time said 2.7-3.3x).
+BATCH_SECONDS = 0.02
 
 Entries = dict[str, Callable[[], object]]
 
@@ -157,17 +172,66 @@ def _rows(names: set[str]) -> dict[str, Entries]:
             "orjson_per_line": per_line,
             "orjson_split_in_python": lambda: split_and_parse(data),
         }
-    if want("loads"):
+    if want("anthropic-stream"):
+        rows["anthropic-stream"] = _anthropic_row()
+    if want("partial-args"):
+        rows["partial-args"] = _partial_args_row()
+    if want("loads") or want("dumps"):
         from benches.workload import PYDANTIC_AI_ADAPTER, build
-        from msgwire.bench.forms import BASELINE_DECODER
+        from msgwire.bench.forms import BASELINE_DECODER, BASELINE_ENCODER
 
         w = build()
-        rows["loads"] = {
-            "msgwire": lambda: msgwire.loads(w.msgwire_json, type=msgwire.Session),
-            "floor_msgspec": lambda: BASELINE_DECODER.decode(w.baseline_json),
-            "pydantic_ai": lambda: PYDANTIC_AI_ADAPTER.validate_json(w.pydantic_ai_json),
-        }
+        if want("loads"):
+            rows["loads"] = {
+                "msgwire": lambda: msgwire.loads(w.msgwire_json, type=msgwire.Session),
+                "floor_msgspec": lambda: BASELINE_DECODER.decode(w.baseline_json),
+                "pydantic_ai": lambda: PYDANTIC_AI_ADAPTER.validate_json(w.pydantic_ai_json),
+            }
+        if want("dumps"):
+            rows["dumps"] = {
+                "msgwire": lambda: msgwire.dumps(w.session),
+                "floor_msgspec": lambda: BASELINE_ENCODER.encode(w.baseline),
+                "pydantic_ai": lambda: PYDANTIC_AI_ADAPTER.dump_json(w.pydantic_ai),
+            }
     return rows
+
+
+def _anthropic_row() -> Entries:
+    import anthropic
+    import httpx2
+
+    data = anthropic_stream()
+    chunks = pieces(data)
+    lines = [line[6:] for line in data.split(b"\n") if line.startswith(b"data: ")]
+    client = anthropic.Anthropic(
+        api_key="x", base_url="http://bench", http_client=httpx2.Client(transport=mock_transport(data, httpx2))
+    )
+
+    def sdk() -> Any:
+        with client.messages.stream(
+            model="claude-sonnet-4-6", max_tokens=4096, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            return stream.get_final_message()
+
+    def per_line() -> None:
+        for line in lines:
+            orjson.loads(line)
+
+    return {"msgwire": lambda: msgwire.assemble(chunks, "anthropic"), "anthropic_sdk": sdk, "orjson_per_line": per_line}
+
+
+def _partial_args_row() -> Entries:
+    data, _ = long_tool_call()
+    chunks = [event + b"\n\n" for event in data.split(b"\n\n") if event]  # one event per read: the live case
+
+    def run(partial_args: bool) -> Any:
+        last = None
+        for event in msgwire.stream(chunks, "openai", partial_args=partial_args):
+            if event.type == "tool_call_delta":
+                last = event
+        return last.parsed if last is not None else None
+
+    return {"msgwire_partial_args": lambda: run(True), "without_parsing": lambda: run(False)}
 
 
 class _Rebuild:
@@ -216,34 +280,41 @@ def _one_at_a_time_row() -> Entries:
     }
 
 
-def _batch(run: Callable[[], object]) -> int:
-    """How many calls make a timing of about ``BATCH_SECONDS``, three at least (after a warm-up:
-    a first call pays for lazy set-up and cold caches, and so does the first of a batch)."""
+def _batch(run: Callable[[], object], seconds: float) -> int:
+    """How many calls make a timing of about ``seconds`` of CPU time, three at least (after
+    a warm-up: a first call pays for lazy set-up and cold caches, and so does the first of a
+    batch)."""
     once = []
     for _ in range(8):
-        start = time.perf_counter()
+        start = time.thread_time()
         run()
-        once.append(time.perf_counter() - start)
-    return max(3, int(BATCH_SECONDS / max(statistics.median(once[3:]), 1e-7)))
+        once.append(time.thread_time() - start)
+    return max(3, int(seconds / max(statistics.median(once[3:]), 1e-7)))
 
 
-def _time(run: Callable[[], object], n: int) -> float:
+def _time(run: Callable[[], object], n: int) -> tuple[float, float]:
+    """Seconds per call of a batch of ``n``: by the wall clock and by the thread's CPU time."""
     if n == 1:
-        start = time.perf_counter()
+        cpu, start = time.thread_time(), time.perf_counter()
         result = run()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.thread_time() - cpu
         # an entry that times itself (the re-builds) returns its own figure
-        return result if isinstance(result, float) else elapsed
-    start = time.perf_counter()
+        return (result, result) if isinstance(result, float) else (elapsed, cpu)
+    cpu, start = time.thread_time(), time.perf_counter()
     for _ in range(n):
         run()
-    return (time.perf_counter() - start) / n
+    return (time.perf_counter() - start) / n, (time.thread_time() - cpu) / n
 
 
-def measure(rows: dict[str, Entries], rounds: int) -> dict[str, dict[str, float]]:
-    times: dict[str, dict[str, list[float]]] = {row: {name: [] for name in entries} for row, entries in rows.items()}
+Medians = dict[str, dict[str, tuple[float, float]]]  # row -> entry -> (wall, cpu) median per call
+
+
+def measure(rows: dict[str, Entries], rounds: int, batch_seconds: float = BATCH_SECONDS) -> Medians:
+    times: dict[str, dict[str, list[tuple[float, float]]]] = {
+        row: {name: [] for name in entries} for row, entries in rows.items()
+    }
     batches = {
-        (row, name): 1 if name.startswith("rebuild") else _batch(run)
+        (row, name): 1 if name.startswith("rebuild") else _batch(run, batch_seconds)
         for row, entries in rows.items()
         for name, run in entries.items()
     }
@@ -252,7 +323,13 @@ def measure(rows: dict[str, Entries], rounds: int) -> dict[str, dict[str, float]
             for name, run in entries.items():
                 times[row][name].append(_time(run, batches[row, name]))
         gc.collect()
-    return {row: {name: statistics.median(ts) for name, ts in entries.items()} for row, entries in times.items()}
+    return {
+        row: {
+            name: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
+            for name, ts in entries.items()
+        }
+        for row, entries in times.items()
+    }
 
 
 FIRST_CALL = """
@@ -316,6 +393,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="*", help="rows to measure (all by default; first-call too)")
     parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--batch-ms", type=float, default=BATCH_SECONDS * 1000, help="CPU time per timing")
+    parser.add_argument(
+        "--runs", type=int, default=1, help="measure this many times; then each ratio's median and worst"
+    )
     parser.add_argument("--busy", type=int, default=0, help="other processes kept busy meanwhile")
     args = parser.parse_args()
     spinners = [
@@ -325,13 +406,30 @@ def main() -> None:
         print(f"load: {_load()}, busy processes: {args.busy}")
         names = set(args.rows) - {"first-call"}
         if names or not args.rows:
-            medians = measure(_rows(names), args.rounds)
-            for row, entries in medians.items():
-                reference = next(name for name in entries if name.startswith("msgwire"))
-                print(f"{row}:")
-                for name, median in entries.items():
-                    ratio = "" if name == reference else f"   msgwire vs {name} = {median / entries[reference]:.2f}x"
-                    print(f"  {name:26} {_show(median)}{ratio}")
+            rows = _rows(names)
+            ratios: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            for run in range(args.runs):
+                if args.runs > 1:
+                    print(f"run {run + 1} of {args.runs}, load: {_load()}")
+                for row, entries in measure(rows, args.rounds, args.batch_ms / 1000).items():
+                    reference = next(name for name in entries if name.startswith("msgwire"))
+                    (ref_wall, ref_cpu) = entries[reference]
+                    print(f"{row}:                              wall        cpu")
+                    for name, (wall, cpu) in entries.items():
+                        ratio = ""
+                        if name != reference:
+                            ratios.setdefault((row, name), []).append((wall / ref_wall, cpu / ref_cpu))
+                            ratio = f"   msgwire vs {name} = {wall / ref_wall:.2f}x wall, {cpu / ref_cpu:.2f}x cpu"
+                        print(f"  {name:26} {_show(wall)} {_show(cpu)}{ratio}")
+            if args.runs > 1:
+                print(f"over {args.runs} runs (msgwire vs X: median, worst):")
+                for (row, name), values in ratios.items():
+                    walls, cpus = [v[0] for v in values], [v[1] for v in values]
+                    # the worst run: the lowest ratio (msgwire slowest beside X)
+                    print(
+                        f"  {row} / {name}: wall {statistics.median(walls):.2f}x, worst {min(walls):.2f}x;"
+                        f" cpu {statistics.median(cpus):.2f}x, worst {min(cpus):.2f}x"
+                    )
         if not args.rows or "first-call" in args.rows:
             for clock in ("perf_counter", "thread_time"):
                 for size, (first, steady) in first_call(clock=clock).items():

@@ -12,13 +12,13 @@ __all__ = [
     "EMPTY_MESSAGE",
     "MISSING_RESULT",
     "Decoder",
+    "Marks",
     "NDJSONParser",
     "PartialArgs",
     "RequestCache",
     "SSEParser",
     "SSEPending",
     "__version__",
-    "attach_marks",
     "canonical_arguments",
     "content_key",
     "forget_randomness",
@@ -39,12 +39,14 @@ def normalize_session(data: bytes) -> bytes:
     """Read a canonical session envelope in Rust and write it back; raises
     ``msgwire.DecodeError`` (with ``offset``) on malformed or wrongly shaped input."""
 
-def attach_marks(
-    events: list[Any], delta: type, slot: Any, calls: dict[int, Any], new_call: Callable[[str], Any]
-) -> None:
-    """Give each ``ToolCallDelta`` of ``events`` whose ``parsed`` slot holds a mark a
-    ``PartialArgs`` (``msgwire._partialargs``): ``calls[index]`` gains the mark's text (a list of
-    one text is a call's first mark: ``calls[index] = new_call(text)``)."""
+@final
+class Marks:
+    """A stream's tool calls for ``partial_args`` (``msgwire._partialargs.marks``)."""
+    def __init__(self, delta: type, new_call: Callable[[str], Any]) -> None: ...
+    def attach(self, events: list[Any]) -> None:
+        """Give each ``ToolCallDelta`` of ``events`` whose ``parsed`` slot holds a mark a
+        ``PartialArgs``: its call gains the mark's text (a list of one text is a call's first
+        mark: a new call, ``new_call(text)``)."""
 
 @final
 class PartialArgs:

@@ -212,8 +212,12 @@ def chunks(source: Any, dialect: Dialect | None = None, *, purpose: str = "msgwi
         source = inner
     if isinstance(source, (bytes, bytearray, memoryview)):
         return iter((bytes(source),))
+    if type(source) is list or type(source) is tuple:  # the common case first: no probing
+        if source:
+            _chunk(source[0], purpose)  # a list of ints or of str is refused now, not at the first read
+        return _read(source.__iter__, purpose)
     if isinstance(source, (list, tuple)) and source:
-        _chunk(source[0], purpose)  # a list of ints or of str is refused now, not at the first read
+        _chunk(source[0], purpose)
     if hasattr(source, "iter_bytes"):  # httpx.Response
         if _is_async_httpx(source):
             raise UsageError(f"{purpose}: the httpx response is async (from an AsyncClient): use the async API")
@@ -252,7 +256,7 @@ def _read(open_chunks: Callable[[], Iterator[Any]], purpose: str) -> Iterator[by
             return
         except Exception as cause:
             raise SourceError(cause) from cause
-        yield _chunk(chunk, purpose)
+        yield chunk if type(chunk) is bytes else _chunk(chunk, purpose)
 
 
 def _failed_response(response: Any, status: int, dialect: Dialect, purpose: str) -> Iterator[bytes]:

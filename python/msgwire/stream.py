@@ -15,9 +15,9 @@ from typing import Any, TypedDict, Unpack
 import msgspec
 
 from ._corestream import CoreStream, apull, decode_message, new_core, pull
-from ._partialargs import Marks
-from ._source import achunks, chunks, fed
-from .errors import StreamError
+from ._partialargs import marks
+from ._source import SourceError, achunks, chunks, fed
+from .errors import ProviderError, StreamError
 from .types import AssistantMessage, Diagnostic, Dialect, Event
 
 __all__ = ["AsyncStream", "Decoder", "Stream", "StreamOptions", "assemble", "astream", "stream"]
@@ -72,7 +72,7 @@ class Decoder(CoreStream):
             max_depth=max_depth,
         )
         # With partial_args, each delta's `parsed` is computed when read (_partialargs.py).
-        self._marks = Marks() if partial_args and events else None
+        self._marks = marks() if partial_args and events else None
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
         """Decode the next bytes (split anywhere); returns the events they completed.
@@ -248,8 +248,15 @@ def assemble(source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) ->
     core = decoder._core
     feed = core.feed  # no events come back: skip the wrapper, check for a failure per chunk
     source_chunks = chunks(source, decoder.dialect, purpose="msgwire.assemble")
-    while not core.ended and (chunk := pull(source_chunks, decoder)) is not None:
-        feed(chunk)
+    try:  # `pull`'s handling around the whole loop: `feed` raises neither of these
+        for chunk in source_chunks:
+            feed(chunk)
+            if core.ended:
+                break
+    except SourceError as failed:
+        raise decoder.source_failed(failed.cause) from failed.cause
+    except ProviderError as refused:
+        raise decoder.refused(refused) from None
     decoder.end()
     # Moved out of the core, which drops its copy once written: a large message is held twice
     # at most at the peak (benches/memory.py).

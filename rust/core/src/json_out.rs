@@ -82,7 +82,7 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
 }
 
 /// The escaped contents of a string (no quotes); `bytes` is UTF-8 (only ASCII is looked at).
-fn write_str_contents(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn write_str_contents(out: &mut Vec<u8>, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut start = 0;
     loop {

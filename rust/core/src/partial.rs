@@ -136,33 +136,13 @@ impl PartialJson {
         }
         let first = self.1.is_none();
         out.extend_from_slice(if first { b"[\"" } else { b"\"" });
-        json_string_body(&p.text[self.1.unwrap_or(0)..p.snap_len], out);
+        // committed text holds no control character (JSON has none raw): quotes and backslashes
+        // are all the writer escapes here, found a block at a time
+        crate::json_out::write_str_contents(out, &p.text[self.1.unwrap_or(0)..p.snap_len]);
         out.extend_from_slice(if first { b"\"]" } else { b"\"" });
         self.1 = Some(p.snap_len);
         true
     }
-}
-
-/// `text` (UTF-8) escaped as the inside of a JSON string.
-fn json_string_body(text: &[u8], out: &mut Vec<u8>) {
-    let mut start = 0;
-    for (i, &b) in text.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x00..=0x1F => {
-                out.extend_from_slice(&text[start..i]);
-                out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-                start = i + 1;
-                continue;
-            }
-            _ => continue,
-        };
-        out.extend_from_slice(&text[start..i]);
-        out.extend_from_slice(escape);
-        start = i + 1;
-    }
-    out.extend_from_slice(&text[start..]);
 }
 
 /// Strict RFC 8259 validation of a complete document: one value, whitespace around it.

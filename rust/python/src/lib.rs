@@ -30,7 +30,7 @@ mod _core {
     #[pymodule_export]
     use crate::ids::{forget_randomness, new_id, new_ids};
     #[pymodule_export]
-    use crate::marks::{PartialArgs, attach_marks};
+    use crate::marks::{Marks, PartialArgs};
     #[pymodule_export]
     use crate::response::{from_response_json, to_response_json};
     #[pymodule_export]

@@ -1,4 +1,4 @@
-//! Partial tool arguments (`msgwire/_partialargs.py`): `attach_marks` gives each
+//! Partial tool arguments (`msgwire/_partialargs.py`): a stream's `Marks` gives each
 //! `ToolCallDelta` of an event batch a `PartialArgs`, its `parsed` value computed when read.
 //! The loop and the per-delta object are here rather than in Python because, for a stream whose
 //! deltas nobody reads, the interpreter's cost per delta was most of what `partial_args` added.
@@ -6,48 +6,69 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyType};
+use pyo3::types::{PyList, PyString, PyType};
 
-/// For each event of `events` of type `delta` whose `parsed` slot (`slot`, the field's member
-/// descriptor) holds a mark: a string (the text since the call's previous mark) is appended to
-/// the call's `pieces` (`calls[event.index]`); a list holding one string is the call's first
-/// mark, and `calls[event.index] = new_call(text)`. The slot then gets a `PartialArgs` of the
-/// call and its marks so far.
-#[pyfunction]
-pub fn attach_marks(
-    events: &Bound<'_, PyList>,
-    delta: &Bound<'_, PyType>,
-    slot: &Bound<'_, PyAny>,
-    calls: &Bound<'_, PyDict>,
-    new_call: &Bound<'_, PyAny>,
-) -> PyResult<()> {
-    let py = events.py();
-    let get = slot.getattr(intern!(py, "__get__"))?;
-    let set = slot.getattr(intern!(py, "__set__"))?;
-    for event in events.iter() {
-        if !event.get_type().is(delta) {
-            continue;
-        }
-        let mark = get.call1((&event,))?;
-        let index = event.getattr(intern!(py, "index"))?;
-        let call = if mark.is_instance_of::<PyString>() {
-            let Some(call) = calls.get_item(&index)? else { continue };
-            call
-        } else if let Ok(first) = mark.cast::<PyList>() {
-            let call = new_call.call1((first.get_item(0)?,))?;
-            calls.set_item(&index, &call)?;
-            call
-        } else {
-            continue;
-        };
-        let pieces = call.getattr(intern!(py, "pieces"))?.cast_into::<PyList>()?;
-        if mark.is_instance_of::<PyString>() {
-            pieces.append(&mark)?;
-        }
-        let args = PartialArgs { call: call.unbind(), count: pieces.len(), value: PyOnceLock::new() };
-        set.call1((&event, Py::new(py, args)?))?;
+/// A stream's tool calls, each the Python reader of its marks (`new_call(first_text)`, a
+/// `_partialargs._Call`) and that reader's `pieces`, by the call's block index.
+///
+/// Per delta this costs two attribute reads, an append, the `PartialArgs` and one
+/// `force_setattr`: the mark is read through `ToolCallDelta._parsed_mark` (the `parsed` slot
+/// under a name no property hides, a plain attribute read), not through the slot's `__get__`,
+/// and the object (the stream's types, the setter) looked up once per stream, not per batch.
+#[pyclass(module = "msgwire._core", name = "Marks")]
+pub struct Marks {
+    delta: Py<PyType>,
+    new_call: Py<PyAny>,
+    force_setattr: Py<PyAny>,
+    calls: Vec<Option<(Py<PyAny>, Py<PyList>)>>,
+}
+
+#[pymethods]
+impl Marks {
+    /// `delta`: the `ToolCallDelta` type; `new_call(text)`: a call's reader, from its first mark.
+    #[new]
+    fn new(py: Python<'_>, delta: Bound<'_, PyType>, new_call: Bound<'_, PyAny>) -> PyResult<Self> {
+        let force_setattr = py.import(intern!(py, "msgspec.structs"))?.getattr(intern!(py, "force_setattr"))?;
+        Ok(Self { delta: delta.unbind(), new_call: new_call.unbind(), force_setattr: force_setattr.unbind(), calls: Vec::new() })
     }
-    Ok(())
+
+    /// Replace the mark in `parsed` of every `ToolCallDelta` of `events`: a string (the text since
+    /// the call's previous mark) is appended to its call's pieces; a list holding one string is
+    /// the call's first mark (a new reader). The slot then gets a `PartialArgs` of the call and
+    /// its marks so far.
+    fn attach(&mut self, events: &Bound<'_, PyList>) -> PyResult<()> {
+        let py = events.py();
+        let delta = self.delta.bind(py);
+        let mark_name = intern!(py, "_parsed_mark");
+        for event in events.iter() {
+            if !event.get_type().is(delta) {
+                continue;
+            }
+            let mark = event.getattr(mark_name)?;
+            let index: usize = event.getattr(intern!(py, "index"))?.extract()?;
+            let (call, count) = if mark.is_instance_of::<PyString>() {
+                let Some(Some((call, pieces))) = self.calls.get(index) else { continue };
+                let pieces = pieces.bind(py);
+                pieces.append(&mark)?;
+                (call.clone_ref(py), pieces.len())
+            } else if let Ok(first) = mark.cast::<PyList>() {
+                let call = self.new_call.bind(py).call1((first.get_item(0)?,))?;
+                let pieces = call.getattr(intern!(py, "pieces"))?.cast_into::<PyList>()?;
+                let count = pieces.len();
+                if self.calls.len() <= index {
+                    self.calls.resize_with(index + 1, || None);
+                }
+                let call = call.unbind();
+                self.calls[index] = Some((call.clone_ref(py), pieces.unbind()));
+                (call, count)
+            } else {
+                continue;
+            };
+            let args = Py::new(py, PartialArgs { call, count, value: PyOnceLock::new() })?;
+            self.force_setattr.bind(py).call1((&event, mark_name, args))?;
+        }
+        Ok(())
+    }
 }
 
 /// The arguments parsed so far at one delta: `call.value_at(count)`, computed on first read and

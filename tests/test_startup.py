@@ -29,7 +29,8 @@ INIT = Path(msgwire.__file__)
 
 def _loaded_after(code: str) -> list[str]:
     """The modules of msgwire, msgspec and rich that a fresh interpreter has after ``code``."""
-    probe = f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('msgwire', 'msgspec', 'rich')))"
+    listing = "print(sorted(m for m in sys.modules if m.split('.')[0] in ('msgwire', 'msgspec', 'rich')))"
+    probe = f"{code}\nimport sys\n{listing}"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     return ast.literal_eval(out.strip().splitlines()[-1])
 
@@ -47,9 +48,7 @@ def test_a_name_used_imports_its_own_submodule_and_what_that_needs() -> None:
 def _type_checking_names() -> dict[str, str]:
     """Each name imported under ``if TYPE_CHECKING:`` in ``msgwire/__init__.py``: its submodule."""
     tree = ast.parse(INIT.read_text())
-    block = next(
-        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
-    )
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
     names = {}
     for node in block.body:
         if isinstance(node, ast.ImportFrom) and node.module:

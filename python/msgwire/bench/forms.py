@@ -260,7 +260,7 @@ class BaselineSession(msgspec.Struct, kw_only=True):
 
 BASELINE_ENCODER = msgspec.json.Encoder()
 BASELINE_DECODER = msgspec.json.Decoder(BaselineSession)
-_MESSAGE_DECODER = msgspec.json.Decoder(BaselineMessage)
+_MESSAGE_DECODER: msgspec.json.Decoder[BaselineMessage] = msgspec.json.Decoder(BaselineMessage)
 
 
 # --- the baseline form --------------------------------------------------------------------------

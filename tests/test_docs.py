@@ -66,7 +66,7 @@ def test_the_example_runs(example: docs.Example, tmp_path: Path) -> None:
 
 def test_the_readme_shows_three_examples_that_run() -> None:
     # decode a stream, run an agent with a tool, store and verify a trail
-    assert len([e for e in EXAMPLES if e.path == "README.md" and e.skip is None]) == 3
+    assert len([e for e in EXAMPLES if e.path == "README.md" and e.skip is None]) == 4
 
 
 _LINK = re.compile(r"\]\((?!https?://|mailto:)(?P<target>[^)\s]+)\)")

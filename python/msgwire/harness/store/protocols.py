@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any, Literal, Protocol, runtime_checkable
+from typing import IO, Any, Literal, Protocol, Self, runtime_checkable
 
 from msgwire import Message, Session, UserMessage
 
@@ -41,6 +41,8 @@ class _Conversations(Protocol):
         self, conversation_id: str, *, on_error: OnError = "raise", accept_header: Iterable[HeaderColumn] = ()
     ) -> Conversation: ...
     def close(self) -> None: ...
+    def __enter__(self) -> Self: ...  # `with open_store(url) as store:` closes it at the end
+    def __exit__(self, *exc_info: object) -> None: ...
 
 
 @runtime_checkable

@@ -177,14 +177,19 @@ def _guarded_sites() -> list[tuple[str, str, str]]:
             ]
             for extra in extras:
                 for statement in node.body:
-                    if isinstance(statement, ast.Import):
-                        names = [a.name for a in statement.names]
-                    elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-                        names = [statement.module]
-                    else:
-                        continue
-                    sites += [(path.relative_to(PACKAGE).as_posix(), n.split(".")[0], extra) for n in names]
+                    sites += [
+                        (path.relative_to(PACKAGE).as_posix(), n.split(".")[0], extra) for n in _imported(statement)
+                    ]
     return sites
+
+
+def _imported(statement: ast.stmt) -> list[str]:
+    """The modules an absolute import statement names (none for any other statement)."""
+    if isinstance(statement, ast.Import):
+        return [a.name for a in statement.names]
+    if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+        return [statement.module]
+    return []
 
 
 def test_each_extra_holds_what_its_import_sites_import() -> None:
@@ -206,12 +211,6 @@ def test_every_import_of_an_optional_library_at_import_time_is_guarded() -> None
     for path in sorted(PACKAGE.rglob("*.py")):
         module = path.relative_to(PACKAGE).as_posix()
         for node in ast.parse(path.read_text(), str(path)).body:  # module level only
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            else:
-                continue
-            tops = {n.split(".")[0] for n in names}
+            tops = {n.split(".")[0] for n in _imported(node)}
             bare += [(module, top) for top in sorted(tops - sys.stdlib_module_names - {"msgwire", "__future__", *CORE})]
     assert bare == []

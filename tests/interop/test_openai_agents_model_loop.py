@@ -91,18 +91,15 @@ def store(store_url: str) -> Iterator[SQLStore]:
         yield opened
 
 
-def _run(model: Model, session: StoreSession, streamed: bool) -> Any:
-    agent = _agents(model)
-
-    async def go() -> Any:
-        if streamed:
-            result = Runner.run_streamed(agent, "What is 2 + 3?", session=session, run_config=RUN_CONFIG)
-            kinds = [event.type async for event in result.stream_events()]
-            assert "raw_response_event" in kinds
-            return result
-        return await Runner.run(agent, "What is 2 + 3?", session=session, run_config=RUN_CONFIG)
-
-    return go()
+async def _run(agent: Agent[Any], prompt: str, session: StoreSession, streamed: bool) -> Any:
+    """``Runner.run``, or ``Runner.run_streamed`` with its events read to the end (the model's
+    own among them)."""
+    if streamed:
+        result = Runner.run_streamed(agent, prompt, session=session, run_config=RUN_CONFIG)
+        kinds = [event.type async for event in result.stream_events()]
+        assert "raw_response_event" in kinds
+        return result
+    return await Runner.run(agent, prompt, session=session, run_config=RUN_CONFIG)
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
@@ -120,7 +117,7 @@ def test_the_loop_ends_as_on_openai_agents_own_model(store: SQLStore, dialect: s
                 close = model.close
             session = StoreSession(f"{which}-{dialect}-{streamed}", store)
             try:
-                result = await _run(model, session, streamed)
+                result = await _run(_agents(model), "What is 2 + 3?", session, streamed)
                 return result, await session.get_items(), _sent(server)
             finally:
                 await close()
@@ -202,12 +199,7 @@ def test_anthropic_thinking_goes_back_signed_through_the_session(store: SQLStore
 
         async def go() -> Any:
             try:
-                if streamed:
-                    result = Runner.run_streamed(agent, "What is 2 + 3?", session=session, run_config=RUN_CONFIG)
-                    async for _ in result.stream_events():
-                        pass
-                    return result
-                return await Runner.run(agent, "What is 2 + 3?", session=session, run_config=RUN_CONFIG)
+                return await _run(agent, "What is 2 + 3?", session, streamed)
             finally:
                 await model.close()
 
@@ -245,12 +237,7 @@ def test_responses_reasoning_goes_back_by_its_id_and_encrypted_content(store: SQ
 
         async def go() -> Any:
             try:
-                if streamed:
-                    result = Runner.run_streamed(agent, "Capital of France?", session=session, run_config=RUN_CONFIG)
-                    async for _ in result.stream_events():
-                        pass
-                    return result
-                return await Runner.run(agent, "Capital of France?", session=session, run_config=RUN_CONFIG)
+                return await _run(agent, "Capital of France?", session, streamed)
             finally:
                 await model.close()
 

@@ -462,30 +462,32 @@ class ChatEvents:
         if self._text is not None:
             self._text.append(text)
             return [self._text_delta(text)]
-        out = self._close_summary()
-        self._text = [text]
-        self._refusal = self._hints is not None and self._hints.refusing
+        return self._close_summary() + self._open_message(
+            text, refusal=self._hints is not None and self._hints.refusing
+        )
+
+    def _open_message(self, text: str, *, refusal: bool) -> list[ResponseStreamEvent]:
+        """The message item opened, its one part (a refusal when ``refusal``) with ``text`` as
+        its first delta."""
+        self._text, self._refusal = [text], refusal
         at = self._message_output_index()
-        out.append(
+        return [
             ResponseOutputItemAddedEvent(
                 item=_message(None, self._data, "in_progress"),
                 output_index=at,
                 type="response.output_item.added",
                 sequence_number=self._next(),
-            )
-        )
-        out.append(
+            ),
             ResponseContentPartAddedEvent(
                 content_index=0,
                 item_id=FAKE_ID,
                 output_index=at,
-                part=ResponseOutputRefusal(refusal="", type="refusal") if self._refusal else _text_part(""),
+                part=ResponseOutputRefusal(refusal="", type="refusal") if refusal else _text_part(""),
                 type="response.content_part.added",
                 sequence_number=self._next(),
-            )
-        )
-        out.append(self._text_delta(text))
-        return out
+            ),
+            self._text_delta(text),
+        ]
 
     def _text_delta(self, text: str) -> ResponseStreamEvent:
         if self._refusal:
@@ -642,29 +644,4 @@ class ChatEvents:
     def _filtered(self) -> list[ResponseStreamEvent]:
         """A reply the provider's content filter withheld, with nothing else said: a refusal, as
         openai-agents makes it."""
-        self._text, self._refusal = [FILTERED], True
-        at = self._message_output_index()
-        return [
-            ResponseOutputItemAddedEvent(
-                item=_message(None, self._data, "in_progress"),
-                output_index=at,
-                type="response.output_item.added",
-                sequence_number=self._next(),
-            ),
-            ResponseContentPartAddedEvent(
-                content_index=0,
-                item_id=FAKE_ID,
-                output_index=at,
-                part=ResponseOutputRefusal(refusal="", type="refusal"),
-                type="response.content_part.added",
-                sequence_number=self._next(),
-            ),
-            ResponseRefusalDeltaEvent(
-                content_index=0,
-                delta=FILTERED,
-                item_id=FAKE_ID,
-                output_index=at,
-                type="response.refusal.delta",
-                sequence_number=self._next(),
-            ),
-        ]
+        return self._open_message(FILTERED, refusal=True)

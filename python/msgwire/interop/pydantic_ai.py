@@ -74,17 +74,11 @@ except ImportError as exc:
     raise MissingExtraError("msgwire.interop.pydantic_ai", "pydantic-ai", exc) from None
 
 from .pydantic_ai_model import MsgwireModel
+from .pydantic_ai_request import retry_message, user_blocks
+from .pydantic_ai_response import FINISH_REASONS
 
 __all__ = ["MsgwireModel", "from_model_messages", "to_model_messages"]
 
-_FINISH: dict[StopReason, str] = {
-    "end_turn": "stop",
-    "length": "length",
-    "tool_use": "tool_call",
-    "content_filter": "content_filter",
-    "refusal": "content_filter",
-    "error": "error",
-}
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
     "length": "length",
@@ -197,7 +191,7 @@ def _response(message: AssistantMessage) -> ModelResponse:
         timestamp=message.timestamp,
         provider_name=message.provider,
         provider_response_id=message.response_id,
-        finish_reason=_FINISH.get(message.stop_reason) if message.stop_reason else None,  # type: ignore[arg-type]
+        finish_reason=FINISH_REASONS.get(message.stop_reason) if message.stop_reason else None,  # type: ignore[arg-type]
     )
 
 
@@ -241,24 +235,12 @@ def from_model_messages(messages: Sequence[ModelMessage]) -> Session:
             if isinstance(part, SystemPromptPart):
                 system.append(part.content)
             elif isinstance(part, UserPromptPart):
-                session.messages.append(UserMessage(content=_blocks(part.content), timestamp=part.timestamp))
+                blocks = user_blocks(part.content, _kept_content, binary_detail=False)
+                session.messages.append(UserMessage(content=blocks, timestamp=part.timestamp))
             elif isinstance(part, ToolReturnPart):
                 session.messages.append(_result(part))
             elif isinstance(part, RetryPromptPart):
-                text = part.model_response()
-                if part.tool_name is None:
-                    session.messages.append(UserMessage(content=[TextBlock(text=text)], timestamp=part.timestamp))
-                else:
-                    session.messages.append(
-                        ToolResultMessage(
-                            tool_call_id=part.tool_call_id,
-                            tool_name=part.tool_name,
-                            content=[TextBlock(text=text)],
-                            is_error=True,
-                            status="error",
-                            timestamp=part.timestamp,
-                        )
-                    )
+                session.messages.append(retry_message(part))
     if system:
         session.system_prompt = "\n\n".join(system)
     return session
@@ -269,28 +251,14 @@ def _kept(part: Any, kind: str) -> UnknownBlock:
     return UnknownBlock(msgspec.json.encode({"type": kind, "part": _dump(part)}), kind)
 
 
+def _kept_content(item: Any) -> UnknownBlock:
+    return _kept(item, _CONTENT)
+
+
 def _dump(value: Any) -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(type(value)).dump_python(value, mode="json")
-
-
-def _blocks(content: str | Sequence[UserContent]) -> list[ContentBlock]:
-    if isinstance(content, str):
-        return [TextBlock(text=content)]
-    blocks: list[ContentBlock] = []
-    for item in content:
-        if isinstance(item, str):
-            blocks.append(TextBlock(text=item))
-        elif isinstance(item, ImageUrl):
-            detail = (item.vendor_metadata or {}).get("detail")
-            blocks.append(ImageBlock(source=UrlSource(url=item.url), detail=detail))
-        elif isinstance(item, BinaryContent) and item.is_image:
-            data = base64.b64encode(item.data).decode()
-            blocks.append(ImageBlock(source=Base64Source(media_type=item.media_type, data=data)))
-        else:
-            blocks.append(_kept(item, "pydantic_ai_content"))
-    return blocks
 
 
 def _assistant(response: ModelResponse) -> AssistantMessage:

@@ -52,7 +52,7 @@ from ..types import (
     ToolCallDelta,
     UsageEvent,
 )
-from .pydantic_ai_request import REDACTED_ID, build_request
+from .pydantic_ai_request import EXTRA_SETTINGS, REDACTED_ID, build_request
 from .pydantic_ai_response import (
     TagSplitter,
     finish_reason,
@@ -78,13 +78,6 @@ _TAGGED_DIALECTS = frozenset({"openai", "ollama"})
 pydantic-ai's own models split them: its Chat Completions model does, its Anthropic and Responses
 models do not."""
 _ALWAYS_UNSUPPORTED: frozenset[Any] = frozenset({"timeout", "max_retries", "extra_headers", "service_tier"})
-_DIALECT_SETTINGS: dict[str, frozenset[str]] = {
-    "top_k": frozenset({"anthropic", "ollama"}),
-    "seed": frozenset({"openai", "ollama"}),
-    "presence_penalty": frozenset({"openai"}),
-    "frequency_penalty": frozenset({"openai"}),
-    "logit_bias": frozenset({"openai"}),
-}
 
 
 class MsgwireModel(Model):
@@ -147,7 +140,7 @@ class MsgwireModel(Model):
         return f"MsgwireModel({self._msgwire!r}, model_name={self._model_name!r})"
 
     def _unsupported_settings(self) -> frozenset[str]:
-        return _ALWAYS_UNSUPPORTED | {name for name, ds in _DIALECT_SETTINGS.items() if self._dialect not in ds}
+        return _ALWAYS_UNSUPPORTED | {name for name, ds in EXTRA_SETTINGS.items() if self._dialect not in ds}
 
     # --- calls ---------------------------------------------------------------------------------
 

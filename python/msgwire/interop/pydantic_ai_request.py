@@ -21,7 +21,7 @@ tools, image output, files that are not images (audio, video, documents) in a pr
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from msgwire.errors import MissingExtraError
@@ -66,7 +66,7 @@ from ..types import (
     UserMessage,
 )
 
-__all__ = ["REDACTED_ID", "build_request", "msgwire_provider"]
+__all__ = ["EXTRA_SETTINGS", "REDACTED_ID", "build_request", "msgwire_provider", "retry_message", "user_blocks"]
 
 REDACTED_ID = "redacted_thinking"
 """The ``ThinkingPart.id`` pydantic-ai's Anthropic model gives redacted thinking (its data in
@@ -79,14 +79,15 @@ _MSGWIRE_PROVIDER: dict[str, str] = {
     "gemini": "gemini",
     "ollama": "ollama",
 }
-# Settings written as body fields of the provider's dialect (msgwire has no field of its own for them)
-_EXTRA_SETTINGS: dict[str, frozenset[str]] = {
+EXTRA_SETTINGS: dict[str, frozenset[str]] = {
     "seed": frozenset({"openai", "ollama"}),
     "presence_penalty": frozenset({"openai"}),
     "frequency_penalty": frozenset({"openai"}),
     "logit_bias": frozenset({"openai"}),
     "top_k": frozenset({"anthropic", "ollama"}),
 }
+"""Settings written as body fields of the dialects named (msgwire has no field of its own for
+them); ``MsgwireModel`` declares them unsupported on the other dialects."""
 ANTHROPIC_MAX_TOKENS = 4096
 """Anthropic needs ``max_tokens``: pydantic-ai's ``AnthropicModel`` sends 4096 when none is set."""
 
@@ -123,7 +124,8 @@ def build_request(
             if isinstance(part, SystemPromptPart):
                 system_parts.append(part.content)
             elif isinstance(part, UserPromptPart):
-                history.append(UserMessage(content=_user_blocks(part.content), timestamp=part.timestamp))
+                blocks = user_blocks(part.content, _text_content_or_refused, binary_detail=True)
+                history.append(UserMessage(content=blocks, timestamp=part.timestamp))
             elif isinstance(part, ToolReturnPart):
                 history.append(
                     ToolResultMessage(
@@ -134,7 +136,7 @@ def build_request(
                     )
                 )
             elif isinstance(part, RetryPromptPart):
-                history.append(_retry(part))
+                history.append(retry_message(part))
             else:
                 raise UserError(f"MsgwireModel cannot send a {type(part).__name__} (no msgwire message carries it)")
     if instructions:
@@ -216,7 +218,7 @@ def _reasoning(thinking: object) -> Reasoning | None:
 
 def _extra(settings: Mapping[str, Any], dialect: Dialect) -> Extra | None:
     fields: dict[str, Any] = {}
-    for name, dialects in _EXTRA_SETTINGS.items():
+    for name, dialects in EXTRA_SETTINGS.items():
         if name in settings and dialect in dialects:
             fields[name] = settings[name]
     body = settings.get("extra_body")
@@ -225,7 +227,13 @@ def _extra(settings: Mapping[str, Any], dialect: Dialect) -> Extra | None:
     return Extra(dialect=dialect, fields=fields) if fields else None
 
 
-def _user_blocks(content: str | Sequence[Any]) -> list[ContentBlock]:
+def user_blocks(
+    content: str | Sequence[Any], other: Callable[[Any], ContentBlock], *, binary_detail: bool
+) -> list[ContentBlock]:
+    """A user prompt's text and images as msgwire blocks, for a request and for the history
+    conversion alike; ``other`` makes the block of any other item (or refuses it).
+    ``binary_detail``: a ``BinaryContent``'s ``detail`` is read too (the history conversion
+    leaves it out both ways)."""
     if isinstance(content, str):
         return [TextBlock(text=content)]
     blocks: list[ContentBlock] = []
@@ -237,19 +245,24 @@ def _user_blocks(content: str | Sequence[Any]) -> list[ContentBlock]:
             blocks.append(ImageBlock(source=UrlSource(url=item.url), detail=detail))
         elif isinstance(item, BinaryContent) and item.is_image:
             data = base64.b64encode(item.data).decode()
-            detail = (getattr(item, "vendor_metadata", None) or {}).get("detail")
+            detail = (getattr(item, "vendor_metadata", None) or {}).get("detail") if binary_detail else None
             blocks.append(ImageBlock(source=Base64Source(media_type=item.media_type, data=data), detail=detail))
-        elif hasattr(item, "content") and isinstance(item.content, str) and type(item).__name__ == "TextContent":
-            blocks.append(TextBlock(text=item.content))
         else:
-            raise UserError(
-                f"MsgwireModel sends text and images in a prompt, not {type(item).__name__}"
-                + (f" ({item.media_type})" if isinstance(getattr(item, "media_type", None), str) else "")
-            )
+            blocks.append(other(item))
     return blocks
 
 
-def _retry(part: RetryPromptPart) -> Message:
+def _text_content_or_refused(item: Any) -> ContentBlock:
+    if hasattr(item, "content") and isinstance(item.content, str) and type(item).__name__ == "TextContent":
+        return TextBlock(text=item.content)
+    raise UserError(
+        f"MsgwireModel sends text and images in a prompt, not {type(item).__name__}"
+        + (f" ({item.media_type})" if isinstance(getattr(item, "media_type", None), str) else "")
+    )
+
+
+def retry_message(part: RetryPromptPart) -> Message:
+    """A retry prompt: a tool result marked as an error, or a user message when it names no tool."""
     text = part.model_response()
     if part.tool_name is None:
         return UserMessage(content=[TextBlock(text=text)], timestamp=part.timestamp)

@@ -46,7 +46,11 @@ OPTIONAL = {
         "interop/pydantic_ai_request.py",
         "interop/pydantic_ai_response.py",
     },
-    "pydantic": {"harness/tools/pydantic_types.py", "interop/pydantic_ai.py"},
+    "pydantic": {
+        "harness/tools/pydantic_types.py",
+        "interop/pydantic_ai.py",
+        "interop/openai_agents_deltas.py",  # openai-agents' events are pydantic models
+    },
     "pydantic_core": {"harness/tools/pydantic_types.py"},
     "agents": {
         "interop/openai_agents.py",

@@ -519,7 +519,7 @@ def _assumable(drafts: Sequence[Draft], after: int | None, head_seq: int) -> boo
     every_new = True
     for draft in drafts:  # a loop: a set or generator expression costs a function call
         if draft.how != "new":
-            if draft.how == "update":
+            if draft.how != "either":  # an update reads the stored message first: never assumed
                 return False
             every_new = False
     return after == head_seq or (after is None and every_new)

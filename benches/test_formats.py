@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from typing import Any
 
 import msgspec
@@ -22,6 +23,7 @@ import pytest
 
 import msgwire
 from benches.workload import build
+from msgwire.cli.workloads import edit_arguments, hostile_text
 
 # rounds of the re-build bench (each needs its own set-up build): fewer under --benchmark-disable
 ROUNDS = 200
@@ -127,7 +129,7 @@ def test_to_request_openai_pydantic_ai(benchmark: Any) -> None:
 # --- non-streamed responses -------------------------------------------------------------------
 #
 # Groups ``from-response-<dialect>`` and ``to-response-<dialect>``: one large reply (~1 MB:
-# 300 KB of signed thinking, 300 KB of text, 200 tool calls of ~2 KB arguments) as each
+# 300 KB of signed thinking, 300 KB of text, 200 tool calls of 2-20 KB arguments) as each
 # provider's non-streamed body. Reading: ``msgwire.from_response`` of the body's bytes beside the
 # official SDK's ``model_validate_json`` of the same bytes (its typed object, what
 # ``client.chat.completions.create`` hands back). Writing: ``msgwire.to_response_json`` of the
@@ -137,18 +139,18 @@ RESPONSE_DIALECTS = ("openai", "anthropic", "openai-responses")
 
 
 def _large_reply(dialect: str) -> msgwire.AssistantMessage:
-    words = "the quick brown fox jumps over the lazy dog; " * 8
+    """~1 MB as hostile as a real reply (``workloads.hostile_text``: escapes, non-ASCII, code):
+    300 KB of signed thinking, 300 KB of text, 195 calls of ~2 KB and 5 of ~20 KB of code."""
+    rng = random.Random(20261128)
     calls = [
         msgwire.ToolCallBlock(
-            id=f"call_{i:024d}",
-            name="search",
-            arguments=json.dumps({"query": words[:200], "filters": {"page": i, "tags": [words[:40]] * 30}}),
+            id=f"call_{i:024d}", name="edit_file", arguments=edit_arguments(rng, 20_000 if i % 40 == 0 else 2_000)
         )
         for i in range(200)
     ]
-    thinking = msgwire.ThinkingBlock(thinking=(words + "\n") * 800, signature="EqQBCkYIBxgCKkA" + "x" * 400)
+    thinking = msgwire.ThinkingBlock(thinking=hostile_text(rng, 300_000), signature="EqQBCkYIBxgCKkA" + "x" * 400)
     return msgwire.AssistantMessage(
-        content=[thinking, msgwire.TextBlock(text=(words + "\n") * 800), *calls],
+        content=[thinking, msgwire.TextBlock(text=hostile_text(rng, 300_000)), *calls],
         stop_reason="tool_use",
         raw_stop_reason={"openai": "tool_calls", "anthropic": "tool_use"}.get(dialect, "completed"),
         usage=msgwire.Usage(input_tokens=12000, output_tokens=90000, cache_read_tokens=8000, reasoning_tokens=30000),

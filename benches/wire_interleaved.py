@@ -6,11 +6,13 @@ median per call and ``msgwire vs X = median(X) / median(msgwire)`` (above 1: msg
 Rows (``ROWS``):
 
 - ``from-response-<size>``: ``msgwire.from_response`` of a Chat Completions body
-  (``msgwire.cli.workloads.chat_completion``: text and one tool call, every field of the recorded
-  body) beside the openai SDK's ``ChatCompletion.model_validate_json``, the floor inside the
-  boundary of docs/design.md section 2 (msgspec's decode of the result's canonical JSON into
-  ``AssistantMessage``) and ``orjson.loads`` of the body; ``1m`` is the ~1 MB body of
-  ``test_formats.py`` (thinking, text, 200 calls).
+  (``msgwire.cli.workloads.chat_completion``: hostile text, with escapes of every kind, non-ASCII
+  and code, and one tool call, every field of the recorded body; ``20k`` with 11 KB of code as
+  the call's arguments) beside the openai SDK's ``ChatCompletion.model_validate_json``, the floor
+  inside the boundary of docs/design.md section 2 (msgspec's decode of the result's canonical
+  JSON into ``AssistantMessage``) and ``orjson.loads`` of the body; ``1m`` is the ~1 MB reply of
+  ``test_formats.py`` (thinking, text, 200 calls of 2-20 KB of code). Every body is written as
+  Go writes JSON (``workloads.go_escaped``: ``<``, ``>``, ``&`` as ``\\u`` escapes).
 - ``from-response-anthropic`` / ``-openai-responses``: the same ~1 MB reply, beside their SDKs.
 - ``to-request``: ``to_request_json`` of the 900-message session beside the hand-written
   conversion of ``test_formats.py``.
@@ -51,9 +53,10 @@ import orjson
 import msgwire
 from msgwire import _core
 from msgwire._corestream import decode_message
-from msgwire.cli.workloads import chat_completion, openai_stream
+from msgwire.cli.workloads import chat_completion, go_escaped, openai_stream
 
 SIZES = {"0.6k": 600, "0.9k": 900, "2.4k": 2400, "20k": 20_000}
+LONG_ARGUMENTS = {"20k": 11_000}  # bytes of code in the call's arguments; a short call elsewhere
 BATCH_SECONDS = 0.002  # each timing is a batch of calls of about this long
 
 Entries = dict[str, Callable[[], object]]
@@ -69,11 +72,11 @@ def _from_response_row(body: bytes, sdk: Any) -> Entries:
     }
 
 
-def _small_body(size: int) -> bytes:
+def _small_body(size: int, arguments: int = 0) -> bytes:
     """The recorded shape is 0.8 KB without text: 0.6 KB is a body without the fields an SDK
     fills with defaults (annotations, service tier, fingerprint, usage details)."""
     if size >= 900:
-        return chat_completion(size)
+        return chat_completion(size, arguments=arguments)
     whole = json.loads(chat_completion(900))
     for key in ("service_tier", "system_fingerprint"):
         del whole[key]
@@ -81,7 +84,7 @@ def _small_body(size: int) -> bytes:
     for key in ("prompt_tokens_details", "completion_tokens_details"):
         del whole["usage"][key]
     text = whole["choices"][0]["message"]["content"]
-    while len(encoded := json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()) > size:
+    while len(encoded := go_escaped(json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode())) > size:
         text = text[:-8]
         whole["choices"][0]["message"]["content"] = text
     return encoded
@@ -111,7 +114,8 @@ def _rows(names: set[str]) -> dict[str, Entries]:
 
         for label, size in SIZES.items():
             if want(f"from-response-{label}"):
-                rows[f"from-response-{label}"] = _from_response_row(_small_body(size), ChatCompletion)
+                body = _small_body(size, LONG_ARGUMENTS.get(label, 0))
+                rows[f"from-response-{label}"] = _from_response_row(body, ChatCompletion)
     for dialect in ("openai", "anthropic", "openai-responses"):
         name = "from-response-1m" if dialect == "openai" else f"from-response-{dialect}"
         if want(name):
@@ -122,7 +126,7 @@ def _rows(names: set[str]) -> dict[str, Entries]:
             )
             sdk = _sdk_type(dialect)
             if dialect == "openai":
-                rows[name] = _from_response_row(body, sdk)
+                rows[name] = _from_response_row(go_escaped(body), sdk)
             else:
                 rows[name] = {
                     "msgwire": lambda b=body, d=dialect: msgwire.from_response(b, d),
@@ -263,9 +267,11 @@ import sys, time
 import msgwire
 from benches.wire_interleaved import _small_body
 from benches.test_formats import _large_reply
+from msgwire.cli.workloads import go_escaped
 size = sys.argv[1]
 if size == "1m":
-    body = msgwire.formats.to_response_json(_large_reply("openai"), "openai", policy=msgwire.Policy(thinking="keep"))
+    reply = _large_reply("openai")
+    body = go_escaped(msgwire.formats.to_response_json(reply, "openai", policy=msgwire.Policy(thinking="keep")))
 else:
     body = _small_body(int(size))
 times = []

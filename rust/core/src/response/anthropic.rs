@@ -118,7 +118,7 @@ struct InBody<'a> {
     error: Option<serde_json::Value>,
 }
 
-pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     let mut replay = BodyReplay::new(DialectName::Anthropic, options);
     // `{"type": "error", "error": {...}}`, the body of every failed call

@@ -307,7 +307,7 @@ struct InPart<'a> {
     refusal: Option<&'a RawValue>,
 }
 
-pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     if let Some(timestamp) = parsed.created_at.and_then(unix_timestamp) {
         options.timestamp = timestamp;

@@ -74,7 +74,8 @@ pub fn from_response_parts<'py>(
     let read = || {
         let mut message = response::read_response(data, name, &id, timestamp.unwrap_or_default())?;
         let long = take_long_strings(&mut message, LONG_STRING);
-        let json = response::message_json(&message).map_err(|error| ResponseError { dialect: name, error, path: None })?;
+        let json =
+            response::message_json(&message).map_err(|error| ResponseError { dialect: name, error, path: None })?;
         Ok((json, long))
     };
     let read = detached(py, data.len(), read);

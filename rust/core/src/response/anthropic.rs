@@ -148,5 +148,5 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMess
         event.lit(r#"{"type":"message_delta","delta":{"stop_reason":"#).raw(body, reason).lit("}}");
         replay.event("message_delta", &event)?;
     }
-    replay.finish()
+    Ok(replay.finish())
 }

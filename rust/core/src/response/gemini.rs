@@ -221,5 +221,5 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMess
     }
     let mut replay = BodyReplay::new(DialectName::Gemini, options);
     replay.whole(utf8(body)?)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -274,9 +274,9 @@ impl BodyReplay {
 
     /// The message: a non-streamed body has no end marker to wait for, so a body without a stop
     /// reason reads as `unknown`, as a stream that ended without one would.
-    pub fn finish(mut self) -> Result<AssistantMessage, Error> {
+    pub fn finish(mut self) -> AssistantMessage {
         self.builder.complete();
-        Ok(self.builder.take_message())
+        self.builder.take_message()
     }
 
     /// The provider's error in an error body (`{"error": ...}`), as a stream reports it.
@@ -286,6 +286,10 @@ impl BodyReplay {
 }
 
 /// The canonical JSON of a message read from a response (tagged `"type": "assistant"`).
+///
+/// # Panics
+///
+/// Only in debug builds, where serde writes the message too: when the two disagree.
 pub fn message_json(message: &AssistantMessage) -> Result<Vec<u8>, Error> {
     // sized up front: a large reply written into a buffer that doubles is copied again each time
     let mut out = Vec::with_capacity(size_hint(message));

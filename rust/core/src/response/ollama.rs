@@ -156,5 +156,5 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Assistant
     }
     let mut replay = BodyReplay::new(DialectName::Ollama, options);
     replay.whole(utf8(body)?)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -242,7 +242,7 @@ fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<
     replay.builder.start(walked.id.as_deref(), walked.model.as_deref());
     replay.builder.set_offset(0);
     walked.replay(&mut replay.builder).ok()?;
-    replay.finish().ok()
+    Some(replay.finish())
 }
 
 /// The body replayed through the stream decoder as the one chunk a stream of it would carry.
@@ -269,7 +269,7 @@ fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<AssistantMessage
     }
     event.lit("],\"usage\":").raw_or_null(body, parsed.usage).lit("}");
     replay.event("message", &event)?;
-    replay.finish()
+    Ok(replay.finish())
 }
 
 #[cfg(test)]

@@ -350,5 +350,5 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Assistant
     event.lit(r#","incomplete_details":"#).raw_or_null(body, parsed.incomplete_details);
     event.lit(r#","usage":"#).raw_or_null(body, parsed.usage).lit("}}");
     replay.event("response.completed", &event)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -4,7 +4,7 @@ decoded or rewritten in Rust), its message and diagnostics, and how a failure is
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -37,7 +37,8 @@ def decode_message(data: bytes, long: list[tuple[int, str, str]] | None = None) 
     if long:
         content = message.content
         for index, field, text in long:
-            _force_setattr(content[index], field, text)
+            # the core takes strings out of text, thinking and tool call blocks only (Structs)
+            _force_setattr(cast(msgspec.Struct, content[index]), field, text)
     return message
 
 

@@ -1,15 +1,17 @@
 """The request and response workloads of ``test_formats.py`` and ``wire_interleaved.py`` and their
 peers, written once: the hand-written OpenAI conversion of a session (``by_hand``), one large
-reply (~1 MB as a body: 300 KB of signed thinking, 300 KB of text, 200 tool calls of ~2 KB
-arguments, ``large_reply``) and the official SDK's type for each dialect's body (``sdk_type``).
+reply (~1 MB as a body, as hostile as a real one: 300 KB of signed thinking, 300 KB of text, 200
+tool calls of 2-20 KB of code, ``large_reply``) and the official SDK's type for each dialect's body (``sdk_type``).
 """
 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import msgwire
+from msgwire.bench.workloads import edit_arguments, hostile_text
 
 RESPONSE_DIALECTS = ("openai", "anthropic", "openai-responses")
 
@@ -52,18 +54,18 @@ def by_hand(session: msgwire.Session) -> bytes:
 
 
 def large_reply(dialect: str) -> msgwire.AssistantMessage:
-    words = "the quick brown fox jumps over the lazy dog; " * 8
+    """~1 MB as hostile as a real reply (``workloads.hostile_text``: escapes, non-ASCII, code):
+    300 KB of signed thinking, 300 KB of text, 195 calls of ~2 KB and 5 of ~20 KB of code."""
+    rng = random.Random(20261128)
     calls = [
         msgwire.ToolCallBlock(
-            id=f"call_{i:024d}",
-            name="search",
-            arguments=json.dumps({"query": words[:200], "filters": {"page": i, "tags": [words[:40]] * 30}}),
+            id=f"call_{i:024d}", name="edit_file", arguments=edit_arguments(rng, 20_000 if i % 40 == 0 else 2_000)
         )
         for i in range(200)
     ]
-    thinking = msgwire.ThinkingBlock(thinking=(words + "\n") * 800, signature="EqQBCkYIBxgCKkA" + "x" * 400)
+    thinking = msgwire.ThinkingBlock(thinking=hostile_text(rng, 300_000), signature="EqQBCkYIBxgCKkA" + "x" * 400)
     return msgwire.AssistantMessage(
-        content=[thinking, msgwire.TextBlock(text=(words + "\n") * 800), *calls],
+        content=[thinking, msgwire.TextBlock(text=hostile_text(rng, 300_000)), *calls],
         stop_reason="tool_use",
         raw_stop_reason={"openai": "tool_calls", "anthropic": "tool_use"}.get(dialect, "completed"),
         usage=msgwire.Usage(input_tokens=12000, output_tokens=90000, cache_read_tokens=8000, reasoning_tokens=30000),

@@ -91,7 +91,7 @@ def test_to_request_openai_pydantic_ai(benchmark: Any) -> None:
 # --- non-streamed responses -------------------------------------------------------------------
 #
 # Groups ``from-response-<dialect>`` and ``to-response-<dialect>``: one large reply (~1 MB:
-# 300 KB of signed thinking, 300 KB of text, 200 tool calls of ~2 KB arguments) as each
+# 300 KB of signed thinking, 300 KB of text, 200 tool calls of 2-20 KB arguments) as each
 # provider's non-streamed body. Reading: ``msgwire.from_response`` of the body's bytes beside the
 # official SDK's ``model_validate_json`` of the same bytes (its typed object, what
 # ``client.chat.completions.create`` hands back). Writing: ``msgwire.to_response_json`` of the

@@ -11,11 +11,13 @@ ratio's median and worst run.
 Rows (``ROWS``):
 
 - ``from-response-<size>``: ``msgwire.from_response`` of a Chat Completions body
-  (``msgwire.bench.workloads.chat_completion``: text and one tool call, every field of the recorded
-  body) beside the openai SDK's ``ChatCompletion.model_validate_json``, the floor inside the
-  boundary of docs/design.md section 2 (msgspec's decode of the result's canonical JSON into
-  ``AssistantMessage``) and ``orjson.loads`` of the body; ``1m`` is the ~1 MB body of
-  ``formats_workload.py`` (thinking, text, 200 calls).
+  (``msgwire.bench.workloads.chat_completion``: hostile text, with escapes of every kind, non-ASCII
+  and code, and one tool call, every field of the recorded body; ``20k`` with 11 KB of code as
+  the call's arguments) beside the openai SDK's ``ChatCompletion.model_validate_json``, the floor
+  inside the boundary of docs/design.md section 2 (msgspec's decode of the result's canonical
+  JSON into ``AssistantMessage``) and ``orjson.loads`` of the body; ``1m`` is the ~1 MB reply of
+  ``formats_workload.py`` (thinking, text, 200 calls of 2-20 KB of code). Every body is written as
+  Go writes JSON (``workloads.go_escaped``: ``<``, ``>``, ``&`` as ``\\u`` escapes).
 - ``from-response-anthropic`` / ``-openai-responses``: the same ~1 MB reply, beside their SDKs.
 - ``to-request``: ``to_request_json`` of the 900-message session beside the hand-written
   conversion of ``formats_workload.py``.
@@ -64,9 +66,10 @@ from benches.formats_workload import by_hand, large_reply, sdk_type
 from msgwire import _core
 from msgwire._corestream import decode_message
 from msgwire.bench.peers import httpx_sse_loop, mock_transport, pieces, split_and_parse
-from msgwire.bench.workloads import anthropic_stream, chat_completion, long_tool_call, openai_stream
+from msgwire.bench.workloads import anthropic_stream, chat_completion, go_escaped, long_tool_call, openai_stream
 
 SIZES = {"0.6k": 600, "0.9k": 900, "2.4k": 2400, "20k": 20_000}
+LONG_ARGUMENTS = {"20k": 11_000}  # bytes of code in the call's arguments; a short call elsewhere
 # Each timing is a batch of calls of about this much CPU time (``--batch-ms``). Equal batches for
 # every entry: with batches of 2 ms and three calls at least, a 0.8 ms entry was timed over 2.5 ms
 # and its 3.6 ms peer over 11 ms, and on a loaded machine the short window was the more stretched
@@ -86,11 +89,11 @@ def _from_response_row(body: bytes, sdk: Any) -> Entries:
     }
 
 
-def _small_body(size: int) -> bytes:
+def _small_body(size: int, arguments: int = 0) -> bytes:
     """The recorded shape is 0.8 KB without text: 0.6 KB is a body without the fields an SDK
     fills with defaults (annotations, service tier, fingerprint, usage details)."""
     if size >= 900:
-        return chat_completion(size)
+        return chat_completion(size, arguments=arguments)
     whole = json.loads(chat_completion(900))
     for key in ("service_tier", "system_fingerprint"):
         del whole[key]
@@ -98,7 +101,7 @@ def _small_body(size: int) -> bytes:
     for key in ("prompt_tokens_details", "completion_tokens_details"):
         del whole["usage"][key]
     text = whole["choices"][0]["message"]["content"]
-    while len(encoded := json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()) > size:
+    while len(encoded := go_escaped(json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode())) > size:
         text = text[:-8]
         whole["choices"][0]["message"]["content"] = text
     return encoded
@@ -128,7 +131,8 @@ def _rows(names: set[str]) -> dict[str, Entries]:
 
         for label, size in SIZES.items():
             if want(f"from-response-{label}"):
-                rows[f"from-response-{label}"] = _from_response_row(_small_body(size), ChatCompletion)
+                body = _small_body(size, LONG_ARGUMENTS.get(label, 0))
+                rows[f"from-response-{label}"] = _from_response_row(body, ChatCompletion)
     for dialect in ("openai", "anthropic", "openai-responses"):
         name = "from-response-1m" if dialect == "openai" else f"from-response-{dialect}"
         if want(name):
@@ -137,7 +141,7 @@ def _rows(names: set[str]) -> dict[str, Entries]:
             )
             sdk = sdk_type(dialect)
             if dialect == "openai":
-                rows[name] = _from_response_row(body, sdk)
+                rows[name] = _from_response_row(go_escaped(body), sdk)
             else:
                 rows[name] = {
                     "msgwire": lambda b=body, d=dialect: msgwire.from_response(b, d),
@@ -337,9 +341,11 @@ import sys, time
 import msgwire
 from benches.wire_interleaved import _small_body
 from benches.formats_workload import large_reply
+from msgwire.bench.workloads import go_escaped
 size, clock = sys.argv[1], getattr(time, sys.argv[2])
 if size == "1m":
-    body = msgwire.formats.to_response_json(large_reply("openai"), "openai", policy=msgwire.Policy(thinking="keep"))
+    reply = large_reply("openai")
+    body = go_escaped(msgwire.formats.to_response_json(reply, "openai", policy=msgwire.Policy(thinking="keep")))
 else:
     body = _small_body(int(size))
 from_response = msgwire.from_response  # imports msgwire.formats if nothing did yet: not the call's

@@ -24,6 +24,7 @@ __all__ = [
     "forget_randomness",
     "from_request_json",
     "from_response_json",
+    "from_response_parts",
     "new_id",
     "new_ids",
     "normalize_session",
@@ -114,6 +115,17 @@ def from_response_json(
     creation time (now, the core's clock, by default: an RFC 3339 UTC time). Raises
     ``msgwire.ProviderError`` for an error body, ``msgwire.DecodeError`` (``offset``, ``path``)
     for a body of the wrong shape."""
+
+def from_response_parts(
+    data: bytes,
+    dialect: _Dialect,
+    *,
+    id: str | None = None,  # noqa: A002 - the message id
+    timestamp: str | None = None,
+) -> tuple[bytes, list[tuple[int, str, str]]]:
+    """``from_response_json`` in two parts: the message's JSON with its long texts, thinking and
+    tool arguments left empty, and those strings as ``(block index, field name, str)`` in block
+    order, to put back in the decoded blocks (each decoded once, from the body)."""
 
 @final
 class Decoder:

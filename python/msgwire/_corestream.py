@@ -4,7 +4,7 @@ decoded or rewritten in Rust), its message and diagnostics, and how a failure is
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -17,21 +17,29 @@ from .types import AssistantMessage, Diagnostic, Dialect, Event, new_id, now
 __all__ = ["CoreStream", "apull", "decode_message", "new_core", "pull"]
 
 _message = msgspec.json.Decoder(AssistantMessage)
+_force_setattr = msgspec.structs.force_setattr  # the blocks are frozen; they are the decoder's own
 _diagnostics = msgspec.json.Decoder(list[Diagnostic])
 
 
-def decode_message(data: bytes) -> AssistantMessage:
+def decode_message(data: bytes, long: list[tuple[int, str, str]] | None = None) -> AssistantMessage:
     """An assistant message written by the core (by ``msgspec`` directly; a message with a
-    provider block kept raw goes through ``loads``, which keeps it as an ``UnknownBlock``)."""
+    provider block kept raw goes through ``loads``, which keeps it as an ``UnknownBlock``).
+    ``long``: the strings the core took out of its blocks (``_core.from_response_parts``), each
+    put back in its place."""
     try:
-        return _message.decode(data)
+        message: AssistantMessage = _message.decode(data)
     except msgspec.ValidationError:
         # The core writes the message without its `type` tag, which the slow path needs to
         # know what it reads.
         if not data.startswith(b'{"type":'):
             data = b'{"type":"assistant",' + data[1:]
-        message: AssistantMessage = loads(data, type=AssistantMessage)
-        return message
+        message = loads(data, type=AssistantMessage)
+    if long:
+        content = message.content
+        for index, field, text in long:
+            # the core takes strings out of text, thinking and tool call blocks only (Structs)
+            _force_setattr(cast(msgspec.Struct, content[index]), field, text)
+    return message
 
 
 def new_core(

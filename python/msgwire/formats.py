@@ -518,4 +518,4 @@ def from_response(body: dict[str, Any] | bytes | str | Any, dialect: Dialect) ->
     (``$.choices[0].message.tool_calls[1].function.arguments``)."""
     # the id and, when the body has no creation time, the timestamp are the core's (the same
     # generator as new_id, the same clock as now)
-    return decode_message(_core.from_response_json(_response_bytes(body), dialect))
+    return decode_message(*_core.from_response_parts(_response_bytes(body), dialect))

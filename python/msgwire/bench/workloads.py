@@ -236,14 +236,21 @@ def long_tool_call(arg_bytes: int = 64 * 1024, fragment: int = 20, seed: int = S
 
 
 @cache
-def chat_completion(size: int, seed: int = STREAM_SEED) -> bytes:
+def chat_completion(size: int, seed: int = STREAM_SEED, *, arguments: int = 0) -> bytes:
     """A non-streamed Chat Completions body of about ``size`` bytes (never more, unless the
     fields alone are larger): every field the recorded body has (``tests/fixtures/responses/
-    openai``), compact as an SDK's ``model_dump_json`` writes it, prose text (paragraphs,
-    inline code, some non-ASCII) and one tool call."""
+    openai``), compact as an SDK's ``model_dump_json`` writes it, the text of ``hostile_text``
+    and one tool call: a short ``read_file``, or with ``arguments`` an ``edit_file`` whose
+    arguments are about that many bytes of code. Written as a Go server writes JSON (Ollama's
+    ``/v1``, most gateways): ``<``, ``>`` and ``&`` as ``\\u003c`` escapes (``go_escaped``)."""
     rng = random.Random(seed)
-    arguments = json.dumps({"path": _path(rng), "start_line": 10, "end_line": 80})
-    function = {"name": "read_file", "arguments": arguments}
+    if arguments:
+        function = {"name": "edit_file", "arguments": edit_arguments(rng, arguments)}
+    else:
+        function = {
+            "name": "read_file",
+            "arguments": json.dumps({"path": _path(rng), "start_line": 10, "end_line": 80}),
+        }
     call = {"id": f"call_{_b62(rng, 24)}", "type": "function", "function": function}
 
     def body(text: str) -> bytes:
@@ -270,12 +277,62 @@ def chat_completion(size: int, seed: int = STREAM_SEED) -> bytes:
             "service_tier": "default",
             "system_fingerprint": "fp_cbf1785567",
         }
-        return json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode()
+        return go_escaped(json.dumps(whole, ensure_ascii=False, separators=(",", ":")).encode())
 
-    text = _prose(rng, size)
+    text = hostile_text(rng, size)
     while len(text) > 1 and len(encoded := body(text)) > size:
         text = text[: len(text) - max(1, (len(encoded) - size) // 2)]
     return body(text)
+
+
+def go_escaped(body: bytes) -> bytes:
+    """``body`` as Go's ``encoding/json`` writes it: ``<``, ``>`` and ``&`` (which JSON has only
+    inside strings) as ``\\u003c``, ``\\u003e``, ``\\u0026``. The same JSON, with escapes a reader
+    must decode."""
+    return body.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
+def hostile_text(rng: random.Random, n_chars: int) -> str:
+    """Markdown as a model writes it: prose with non-ASCII in most paragraphs (accents, Cyrillic,
+    CJK, emoji, typographic quotes), inline code with quotes, and fenced code blocks (quotes,
+    backslashes, tabs, newlines, ``->`` and ``<``): every kind of JSON escape, and text that is
+    not ASCII (from its first sentence on, so that a short body has some too)."""
+    out: list[str] = []
+    size = 0
+    while size < n_chars:
+        if out and rng.random() < 0.25:
+            part = f"```python\n{_code(rng, rng.randint(3, 12))}\n```\n\n"
+        else:
+            words = [rng.choice(_VOCABULARY) for _ in range(rng.randint(6, 18))]
+            for _ in range(rng.randint(0 if out else 1, 3)):
+                words[rng.randrange(len(words))] = rng.choice(_HOSTILE_RARE)
+            if rng.random() < 0.3:
+                words[rng.randrange(len(words))] = f'`{rng.choice(_IDENT)}["{rng.choice(_IDENT)}"]`'
+            if rng.random() < 0.1:
+                words[rng.randrange(len(words))] = "`a <= b && c\\t`"
+            part = " ".join(words).capitalize() + rng.choice(".....?!:") + rng.choice(("  ", " ", "\n\n", "\n- "))
+        out.append(part)
+        size += len(part)
+    return "".join(out)
+
+
+def edit_arguments(rng: random.Random, n_bytes: int) -> str:
+    """The JSON arguments of an ``edit_file`` call of about ``n_bytes``: a path and code."""
+    return json.dumps({"path": _path(rng), "content": _long_code(rng, n_bytes)}, ensure_ascii=False)
+
+
+def _long_code(rng: random.Random, n_bytes: int) -> str:
+    """About ``n_bytes`` of code (UTF-8), as the ``content`` of an edit: tabs for indentation,
+    strings with quotes and backslashes, comments with non-ASCII."""
+    lines: list[str] = []
+    size = 0
+    while size < n_bytes:
+        for line in _code(rng, 20).replace("    ", "\t").split("\n"):
+            if rng.random() < 0.15:
+                line += f"  # {rng.choice(_HOSTILE_RARE)} {rng.choice(_VOCABULARY)}"
+            lines.append(line)
+            size += len(line.encode()) + 1
+    return "\n".join(lines)
 
 
 # --- the session -------------------------------------------------------------------------------
@@ -298,6 +355,21 @@ _VOCABULARY_TEXT = (
 )
 _VOCABULARY = tuple(_VOCABULARY_TEXT.split())
 _RARE = ("naïve", "café", "→", "—", "✓", "über", "déjà", "Ω", "日本語", "“quoted”", "…", "½")
+_HOSTILE_RARE = (
+    *_RARE,
+    "Größe",
+    "résumé",
+    "señal",
+    "Привет",
+    "παράμετρος",
+    "東京",
+    "데이터",
+    "🙂",
+    "🚀",
+    "≤",
+    "«ok»",
+    "it\u2019s",
+)
 _IDENT_TEXT = (
     "session messages parser buffer config handler result payload offset cursor items rows "
     "client token stream index cache schema record worker queue response request timeout"

@@ -58,10 +58,8 @@ struct ToolState {
     parser: Option<PartialJson>,
     /// How deep the arguments are nested so far, within `max_depth`.
     depth: Depth,
-    /// Bytes of the arguments' text so far (their length, unless held escaped).
-    size: usize,
-    /// Held escaped: the arguments came whole in their first fragment and are valid JSON
-    /// (checked then, on the text unescaped once; `end_tool` need not check again).
+    /// The arguments came whole in their first fragment (a response's, a whole-call dialect's)
+    /// and are valid JSON: checked then, `end_tool` need not check again.
     valid: bool,
 }
 
@@ -137,11 +135,6 @@ pub struct Builder {
     partial_args: bool,
     /// Scratch space for argument marks, reused across deltas.
     snapshot: Vec<u8>,
-    /// Text, thinking and arguments are given and held as the contents of JSON strings in the
-    /// writer's escaping (see [`Builder::hold_escaped`]).
-    escaped: bool,
-    /// Scratch space for the text of escaped arguments, reused across calls.
-    unescaped: Vec<u8>,
 }
 
 impl Builder {
@@ -171,33 +164,6 @@ impl Builder {
             offset: 0,
             partial_args: options.partial_args && record_events,
             snapshot: Vec::new(),
-            escaped: false,
-            unescaped: Vec::new(),
-        }
-    }
-
-    /// From now on, text, thinking and tool arguments are given to the builder, and held in the
-    /// message, as the contents of JSON strings in `json_out`'s escaping (what
-    /// `Walk::written_str` reads): a response's large strings are then copied from the body to
-    /// the canonical JSON as they are (`json_out::to_writer_held`), never unescaped and escaped
-    /// again. Limits and checks read the text they stand for. Only for a builder that records no
-    /// events and parses no arguments (a response's), before any block: `false` otherwise.
-    pub fn hold_escaped(&mut self) -> bool {
-        self.escaped = self.events.is_none() && !self.partial_args && self.message.content.is_empty();
-        self.escaped
-    }
-
-    /// Whether text, thinking and arguments are held escaped ([`Builder::hold_escaped`]).
-    pub fn holds_escaped(&self) -> bool {
-        self.escaped
-    }
-
-    /// `text` as the builder holds it: escaped when it holds text escaped.
-    fn held<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        if self.escaped {
-            std::borrow::Cow::Owned(crate::json_out::escaped(text))
-        } else {
-            std::borrow::Cow::Borrowed(text)
         }
     }
 
@@ -648,18 +614,16 @@ impl Builder {
         let Some((block, state)) = tool_parts(&mut self.message.content, &mut self.tools, index) else {
             return Ok(());
         };
-        let text = if self.escaped { unescape(fragment, &mut self.unescaped) } else { fragment.as_bytes() };
-        if state.size + text.len() > limit {
+        if block.arguments.len() + fragment.len() > limit {
             return Err(Error::limit("max_tool_args_size", limit, offset));
         }
-        // Held escaped (a response's arguments, whole at once), the text is unescaped once and
-        // checked now: valid JSON is within `max_depth` and leaves the depth where it was (0),
-        // so only other text is fed to the depth count, for its error.
-        state.valid = self.escaped && state.size == 0 && crate::partial::validate_utf8(text, max_depth).is_ok();
+        // A first fragment is checked whole (a response's arguments, a whole-call dialect's come
+        // in one): valid JSON is within `max_depth` and leaves the depth where it was (0), so
+        // only other text is fed to the depth count, for its error, and checked at the end.
+        state.valid = block.arguments.is_empty() && crate::partial::validate(fragment, max_depth).is_ok();
         if !state.valid {
-            state.depth.feed(text, max_depth).map_err(|kind| too_deep(kind, offset))?;
+            state.depth.feed(fragment.as_bytes(), max_depth).map_err(|kind| too_deep(kind, offset))?;
         }
-        state.size += text.len();
         block.arguments.push_str(fragment);
         if let Some(parser) = state.parser.as_mut() {
             // A parse error is not the stream's: the call ends up `malformed`, the text kept.
@@ -682,8 +646,6 @@ impl Builder {
     /// streamed is the start of the complete text, the rest is appended as a fragment (the deltas
     /// then still add up to the arguments), with a diagnostic: deltas were lost on the way.
     pub fn tool_set_args(&mut self, index: usize, arguments: &str) -> Result<(), Error> {
-        let held = self.held(arguments);
-        let arguments = held.as_ref();
         let Some((block, state)) = self.tool(index) else { return Ok(()) };
         if block.arguments == arguments {
             return Ok(());
@@ -705,20 +667,15 @@ impl Builder {
             return self.tool_args(index, rest);
         }
         let (max_depth, max_size) = (self.limits.max_depth, self.limits.max_tool_args_size);
-        let mut scratch = std::mem::take(&mut self.unescaped);
-        let text = if self.escaped { unescape(arguments, &mut scratch) } else { arguments.as_bytes() };
-        let size = text.len();
-        if size > max_size {
+        if arguments.len() > max_size {
             return Err(Error::limit("max_tool_args_size", max_size, self.offset));
         }
         let mut depth = Depth::default();
-        depth.feed(text, max_depth).map_err(|kind| too_deep(kind, self.offset))?;
-        self.unescaped = scratch;
+        depth.feed(arguments.as_bytes(), max_depth).map_err(|kind| too_deep(kind, self.offset))?;
         self.diagnostic("arguments_mismatch", format!("tool call {index}: final arguments differ from the deltas"));
         if let Some((block, state)) = self.tool_mut(index) {
             arguments.clone_into(&mut block.arguments);
             state.depth = depth;
-            state.size = size;
             state.valid = false;
             // Later snapshots must describe the replacement, not what streamed before.
             if let Some(parser) = state.parser.as_mut() {
@@ -747,8 +704,7 @@ impl Builder {
         state.ended = true;
         let announce = !state.begun;
         let pending = block.arguments.len() > state.reported;
-        let scratch = self.escaped.then_some(&mut self.unescaped);
-        let invalid = !state.valid && malformed(&block.arguments, scratch, max_depth);
+        let invalid = !state.valid && malformed(&block.arguments, max_depth);
         block.malformed = invalid;
         if invalid {
             let message = format!("tool call {index} ({}) has arguments that are not valid JSON", block.name);
@@ -843,8 +799,7 @@ impl Builder {
         let max_depth = self.limits.max_depth;
         for (block, state) in self.message.content.iter_mut().zip(&self.tools) {
             if let (Block::ToolCall(call), Some(state)) = (block, state) {
-                let scratch = self.escaped.then_some(&mut self.unescaped);
-                if !state.ended && !state.valid && malformed(&call.arguments, scratch, max_depth) {
+                if !state.ended && !state.valid && malformed(&call.arguments, max_depth) {
                     call.malformed = true;
                 }
             }
@@ -871,21 +826,9 @@ fn too_deep(kind: ErrorKind, offset: u64) -> Error {
 }
 
 /// Whether tool arguments are malformed: not blank, and not one valid JSON document nested at
-/// most `max_depth` deep. `escaped`: held as JSON string contents ([`Builder::hold_escaped`]),
-/// the text they stand for unescaped into this scratch space first.
-fn malformed(arguments: &str, escaped: Option<&mut Vec<u8>>, max_depth: usize) -> bool {
-    let text = match escaped {
-        Some(scratch) => std::str::from_utf8(unescape(arguments, scratch)).unwrap_or(arguments),
-        None => arguments,
-    };
-    !text.trim().is_empty() && crate::partial::validate(text, max_depth).is_err()
-}
-
-/// The text that JSON string contents in the writer's escaping stand for, in `scratch`.
-fn unescape<'s>(contents: &str, scratch: &'s mut Vec<u8>) -> &'s [u8] {
-    scratch.clear();
-    crate::json_out::unescape_written(contents.as_bytes(), |piece| scratch.extend_from_slice(piece));
-    scratch
+/// most `max_depth` deep.
+fn malformed(arguments: &str, max_depth: usize) -> bool {
+    !arguments.trim().is_empty() && crate::partial::validate(arguments, max_depth).is_err()
 }
 
 /// The arguments parsed so far, as a mark in `scratch` (none before any value started): the
@@ -925,17 +868,10 @@ mod tests {
         Builder::new(options)
     }
 
-    /// A response's builder, its text held escaped.
-    fn held(limits: Limits) -> Builder {
-        let mut builder = quiet(limits);
-        assert!(builder.hold_escaped());
-        builder
-    }
-
-    /// Arguments held escaped are limited, nested and checked as the text they stand for: the
-    /// same outcomes as the text given as it is.
+    /// Arguments checked whole when they come in one fragment have the outcomes of arguments
+    /// that come in pieces (limits, nesting, validity).
     #[test]
-    fn escaped_arguments_read_as_their_text() {
+    fn whole_arguments_read_as_the_same_in_pieces() {
         let texts = [
             r#"{"q": "a\"b", "n": [1, 2]}"#,
             "  \n\t ",
@@ -943,43 +879,40 @@ mod tests {
             r#"{"broken": "#,
             "",
             r#"{"s": "\u0001\\"}"#,
+            "{}",
         ];
         for text in texts {
             for (max_depth, max_size) in
                 [(64, 1 << 20), (3, 1 << 20), (64, text.len()), (64, text.len().saturating_sub(1))]
             {
                 let limits = Limits { max_depth, max_tool_args_size: max_size, ..Limits::default() };
-                let mut plain = quiet(limits);
-                let mut escaped = held(limits);
-                let outcomes: Vec<_> = [(&mut plain, text.to_owned()), (&mut escaped, crate::json_out::escaped(text))]
+                let cut = text.len() / 2;
+                let outcomes: Vec<_> = [(quiet(limits), vec![text]), (quiet(limits), vec![&text[..cut], &text[cut..]])]
                     .into_iter()
-                    .map(|(b, given)| {
+                    .map(|(mut b, pieces)| {
                         let index = b.begin_tool("c", "f");
-                        let result = b.tool_args(index, &given).map_err(|e| e.kind);
+                        let result = pieces.iter().try_for_each(|p| b.tool_args(index, p)).map_err(|e| e.kind);
                         b.end_tool(index);
                         let Some(Block::ToolCall(call)) = b.message().content.get(index) else { panic!("a call") };
                         (result, call.malformed)
                     })
                     .collect();
-                assert_eq!(outcomes[0], outcomes[1], "{text:?} depth {max_depth} size {max_size}");
+                // refused, the whole keeps nothing and the pieces what came before
+                let (whole, pieces) = (&outcomes[0], &outcomes[1]);
+                assert_eq!(whole.0, pieces.0, "{text:?} depth {max_depth} size {max_size}");
+                if whole.0.is_ok() {
+                    assert_eq!(whole.1, pieces.1, "{text:?} depth {max_depth} size {max_size}");
+                }
             }
         }
-        let mut escaped = held(Limits::default());
-        let index = escaped.begin_tool("c", "f");
-        escaped.tool_args(index, r#"{\"a\": "#).expect("a fragment");
-        escaped.tool_args(index, "1}").expect("the rest");
-        escaped.end_tool(index);
-        let Some(Block::ToolCall(call)) = escaped.message().content.get(index) else { panic!("a call") };
-        assert!(!call.malformed, "fragments are checked whole at the end");
-        assert_eq!(call.arguments, r#"{\"a\": 1}"#, "held as given");
-    }
-
-    #[test]
-    fn only_a_quiet_builder_holds_text_escaped() {
-        assert!(!builder(64, false).hold_escaped(), "events would carry escaped text");
-        let mut again = quiet(Limits::default());
-        again.text("x");
-        assert!(!again.hold_escaped(), "after a block");
+        // a valid first fragment and more after it: the whole is checked at the end
+        let mut builder = quiet(Limits::default());
+        let index = builder.begin_tool("c", "f");
+        builder.tool_args(index, "{}").expect("a fragment");
+        builder.tool_args(index, "x").expect("the rest");
+        builder.end_tool(index);
+        let Some(Block::ToolCall(call)) = builder.message().content.get(index) else { panic!("a call") };
+        assert!(call.malformed, "`{{}}x` is not JSON");
     }
 
     #[test]

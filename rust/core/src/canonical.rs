@@ -809,9 +809,79 @@ pub fn write<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
     crate::json_out::to_vec(value).map_err(|e| Error::write(&e))
 }
 
+/// A block's string that [`take_long_strings`] takes out: a text block's `text`, a thinking
+/// block's `thinking`, a tool call's `arguments`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongField {
+    Text,
+    Thinking,
+    Arguments,
+}
+
+impl LongField {
+    /// The field's name in the canonical schema (and in the Python types).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Thinking => "thinking",
+            Self::Arguments => "arguments",
+        }
+    }
+}
+
+/// Take the message's texts, thinking and tool arguments of at least `min_len` bytes out of its
+/// blocks, leaving them empty: `(block index, field, string)` in block order. The message's
+/// JSON then holds the rest, and whoever reads it puts each string back in its block: the
+/// Python binding makes each one a `str` from the text as it is, so that a reply's long
+/// strings are decoded once (from the body), not written as JSON and decoded again.
+pub fn take_long_strings(message: &mut AssistantMessage, min_len: usize) -> Vec<(usize, LongField, String)> {
+    let mut taken = Vec::new();
+    for (index, block) in message.content.iter_mut().enumerate() {
+        let (field, text) = match block {
+            Block::Text(b) => (LongField::Text, &mut b.text),
+            Block::Thinking(b) => (LongField::Thinking, &mut b.thinking),
+            Block::ToolCall(b) => (LongField::Arguments, &mut b.arguments),
+            _ => continue,
+        };
+        if text.len() >= min_len {
+            taken.push((index, field, std::mem::take(text)));
+        }
+    }
+    taken
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_strings_are_taken_out_in_block_order_and_short_ones_stay() {
+        let long = "x".repeat(10);
+        let call = ToolCallBlock {
+            id: "c".to_owned(),
+            name: "f".to_owned(),
+            arguments: format!("[\"{long}\"]"),
+            approval: Approval::Pending,
+            malformed: false,
+            item_id: None,
+            cache_control: None,
+        };
+        let thinking = ThinkingBlock { thinking: long.clone(), ..ThinkingBlock::default() };
+        let mut message = AssistantMessage {
+            content: vec![
+                Block::Thinking(thinking),
+                Block::Text(TextBlock::new("short")),
+                Block::Text(TextBlock::new(long.clone())),
+                Block::ToolCall(call),
+            ],
+            ..AssistantMessage::default()
+        };
+        let taken = take_long_strings(&mut message, 10);
+        let fields: Vec<_> = taken.iter().map(|(i, f, t)| (*i, f.name(), t.len())).collect();
+        assert_eq!(fields, [(0, "thinking", 10), (2, "text", 10), (3, "arguments", 14)]);
+        let json = String::from_utf8(write(&message).expect("writes")).expect("UTF-8");
+        assert!(json.contains(r#""text":"short""#) && !json.contains(&long), "{json}");
+    }
 
     fn roundtrip(json: &str) -> String {
         let session = read_session(json.as_bytes()).expect("reads");

@@ -110,80 +110,10 @@ pub(crate) fn write_str_contents(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// `text` as the contents of a JSON string (no quotes), in this writer's escaping.
-pub(crate) fn escaped(text: &str) -> String {
-    let mut out = Vec::with_capacity(text.len() + 8);
-    write_str_contents(&mut out, text.as_bytes());
-    // UTF-8 in, runs copied whole and ASCII escapes: UTF-8 out
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// The length of the escape at `at` (a backslash in the contents of a JSON string) when it is
-/// one this writer writes for the character it stands for, else `None` (`\/`, a `\u` escape of
-/// anything but a control character without a short form, upper-case hex digits). Contents
-/// whose every escape is one are already in the writer's form: copied out as they are, they
-/// are the bytes the writer would write for their text.
-pub(crate) fn written_escape(bytes: &[u8], at: usize) -> Option<usize> {
-    match *bytes.get(at + 1)? {
-        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
-        b'u' => {
-            let &[b'0', b'0', high @ (b'0' | b'1'), low] = bytes.get(at + 2..at + 6)? else { return None };
-            let low = match low {
-                b'0'..=b'9' => low - b'0',
-                b'a'..=b'f' => low - b'a' + 10,
-                _ => return None,
-            };
-            let code = (high - b'0') << 4 | low;
-            (!matches!(code, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)).then_some(6)
-        }
-        _ => None,
-    }
-}
-
-/// The text of string contents in the writer's form (see [`written_escape`]), handed to `piece`
-/// in order: the runs between escapes as they are, each escape as the one byte it stands for
-/// (every such escape is of an ASCII character). Each piece ends on a character boundary.
-pub(crate) fn unescape_written(contents: &[u8], mut piece: impl FnMut(&[u8])) {
-    let mut start = 0;
-    loop {
-        let at = next_escape(contents, start);
-        if at > start {
-            piece(&contents[start..at]);
-        }
-        let Some(&byte) = contents.get(at) else { return };
-        let (character, length) = match (byte, contents.get(at + 1)) {
-            (b'\\', Some(b'n')) => (b'\n', 2),
-            (b'\\', Some(b't')) => (b'\t', 2),
-            (b'\\', Some(b'r')) => (b'\r', 2),
-            (b'\\', Some(b'b')) => (0x08, 2),
-            (b'\\', Some(b'f')) => (0x0C, 2),
-            (b'\\', Some(b'u')) => {
-                let hex = |at: usize| contents.get(at).and_then(|&d| char::from(d).to_digit(16)).unwrap_or(0);
-                (u8::try_from(hex(at + 4) << 4 | hex(at + 5)).unwrap_or(0), 6)
-            }
-            (b'\\', Some(&other)) => (other, 2), // `\"`, `\\`
-            // not the writer's form (a raw control character, a lone backslash): as it is
-            (other, _) => (other, 1),
-        };
-        piece(&[character]);
-        start = at + length;
-    }
-}
-
 /// `value` as compact JSON appended to `out` (what `serde_json::to_writer(out, value)` writes).
 pub(crate) fn to_writer<T: ?Sized + Serialize>(out: &mut Vec<u8>, value: &T) -> Result<(), serde_json::Error> {
-    value.serialize(&mut JsonSerializer { out, held: false, raw_next: false })
+    value.serialize(&mut JsonSerializer { out })
 }
-
-/// [`to_writer`] of a message whose blocks hold their text, thinking and arguments as the
-/// contents of JSON strings in this writer's escaping (`Builder::hold_escaped`): those three
-/// fields are copied out as they are, every other string is escaped.
-pub(crate) fn to_writer_held<T: ?Sized + Serialize>(out: &mut Vec<u8>, value: &T) -> Result<(), serde_json::Error> {
-    value.serialize(&mut JsonSerializer { out, held: true, raw_next: false })
-}
-
-/// The fields [`to_writer_held`] copies as they are: (struct, field).
-const HELD: [(&str, &str); 3] = [("TextBlock", "text"), ("ThinkingBlock", "thinking"), ("ToolCallBlock", "arguments")];
 
 /// `value` as compact JSON (what `serde_json::to_vec(value)` gives).
 pub(crate) fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
@@ -199,10 +129,6 @@ fn by_serde_json<T: ?Sized + Serialize>(out: &mut Vec<u8>, value: &T) -> Result<
 
 struct JsonSerializer<'o> {
     out: &'o mut Vec<u8>,
-    /// Writing with [`to_writer_held`].
-    held: bool,
-    /// The next string is one of the [`HELD`] fields: written as it is.
-    raw_next: bool,
 }
 
 /// An array, object or raw value being written; `first`: no element written yet.
@@ -213,8 +139,6 @@ struct Compound<'s, 'o> {
     close: &'static [u8],
     /// A `RawValue`: its one field is the JSON, written as it is.
     raw: bool,
-    /// The struct's name (`""` for anything else).
-    name: &'static str,
 }
 
 impl Compound<'_, '_> {
@@ -225,10 +149,19 @@ impl Compound<'_, '_> {
         self.first = false;
     }
 
-    fn key(&mut self, key: &str) {
-        self.comma();
-        write_str(self.ser.out, key);
-        self.ser.out.push(b':');
+    /// A struct's field name and its colon: a Rust name or a serde rename, which needs no escape,
+    /// copied without the escape scan (a third of writing a small message).
+    fn key(&mut self, key: &'static str) {
+        debug_assert!(!key.bytes().any(needs_escape), "a field name to escape: {key}");
+        let out = &mut *self.ser.out;
+        out.reserve(key.len() + 4);
+        if !self.first {
+            out.push(b',');
+        }
+        self.first = false;
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
     }
 
     fn end(self) {
@@ -239,7 +172,7 @@ impl Compound<'_, '_> {
 impl<'s, 'o> JsonSerializer<'o> {
     fn open(&'s mut self, open: &[u8], close: &'static [u8]) -> Compound<'s, 'o> {
         self.out.extend_from_slice(open);
-        Compound { ser: self, first: true, close, raw: false, name: "" }
+        Compound { ser: self, first: true, close, raw: false }
     }
 
     /// `{"variant":` before a newtype, tuple or struct variant's value.
@@ -286,13 +219,6 @@ impl<'s, 'o> ser::Serializer for &'s mut JsonSerializer<'o> {
     }
 
     fn serialize_str(self, value: &str) -> Result<(), serde_json::Error> {
-        if std::mem::take(&mut self.raw_next) {
-            self.out.reserve(value.len() + 2);
-            self.out.push(b'"');
-            self.out.extend_from_slice(value.as_bytes());
-            self.out.push(b'"');
-            return Ok(());
-        }
         write_str(self.out, value);
         Ok(())
     }
@@ -377,11 +303,9 @@ impl<'s, 'o> ser::Serializer for &'s mut JsonSerializer<'o> {
 
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self::SerializeStruct, serde_json::Error> {
         if name == RAW_VALUE_TOKEN {
-            return Ok(Compound { ser: self, first: true, close: b"", raw: true, name });
+            return Ok(Compound { ser: self, first: true, close: b"", raw: true });
         }
-        let mut compound = self.open(b"{", b"}");
-        compound.name = name;
-        Ok(compound)
+        Ok(self.open(b"{", b"}"))
     }
 
     fn serialize_struct_variant(
@@ -488,12 +412,6 @@ impl ser::SerializeStruct for Compound<'_, '_> {
             return value.serialize(RawJson { out: self.ser.out });
         }
         self.key(key);
-        if self.ser.held && HELD.contains(&(self.name, key)) {
-            self.ser.raw_next = true;
-            let written = value.serialize(&mut *self.ser);
-            self.ser.raw_next = false;
-            return written;
-        }
         value.serialize(&mut *self.ser)
     }
 
@@ -856,76 +774,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// Text with every character the writer treats apart, at varied distances.
-    fn specials() -> Vec<String> {
-        let mut texts = vec![String::new(), "plain é😀\u{2028}\u{7f}".to_owned()];
-        for byte in 0u8..=0x7F {
-            for at in [0, 1, 15, 16, 17, 40] {
-                texts.push(format!("{}{}z\"\\\n", "x".repeat(at), char::from(byte)));
-            }
-        }
-        texts
-    }
-
-    #[test]
-    fn the_writers_escapes_are_recognised_and_no_others() {
-        for text in specials() {
-            let contents = super::escaped(&text);
-            let bytes = contents.as_bytes();
-            let mut at = 0;
-            while let Some(slash) = bytes[at..].iter().position(|&b| b == b'\\') {
-                let length = super::written_escape(bytes, at + slash).expect(&contents);
-                at += slash + length;
-            }
-            let mut back = Vec::new();
-            super::unescape_written(bytes, |piece| back.extend_from_slice(piece));
-            assert_eq!(String::from_utf8(back).as_deref(), Ok(text.as_str()), "{contents}");
-        }
-        // what JSON allows but the writer never writes: `\/`, `\u` of a printable or non-ASCII
-        // character, of a control character with a short form, upper-case hex
-        for other in [r"\/", r"\u00e9", r"\u0041", r"\u000a", r"\u0008", r"\u001F", r"\u00", r"\x"] {
-            assert_eq!(super::written_escape(other.as_bytes(), 0), None, "{other}");
-        }
-        assert_eq!(super::written_escape(br"\u001f", 0), Some(6));
-        assert_eq!(super::written_escape(br"\u0000", 0), Some(6));
-    }
-
-    #[test]
-    fn held_text_fields_are_copied_as_they_are() {
-        use crate::canonical::{AssistantMessage, Block, TextBlock, ThinkingBlock, ToolCallBlock};
-        let call = ToolCallBlock {
-            id: "a\"b".to_owned(),
-            name: "f".to_owned(),
-            arguments: r#"{\"q\": 1}"#.to_owned(),
-            approval: crate::canonical::Approval::Pending,
-            malformed: false,
-            item_id: None,
-            cache_control: None,
-        };
-        let thinking = ThinkingBlock {
-            thinking: r"x\ny".to_owned(),
-            signature: Some("s\"".to_owned()),
-            ..ThinkingBlock::default()
-        };
-        let message = AssistantMessage {
-            content: vec![Block::Thinking(thinking), Block::Text(TextBlock::new(r"a\tb")), Block::ToolCall(call)],
-            model: Some("m\n".to_owned()),
-            ..AssistantMessage::default()
-        };
-        let mut out = Vec::new();
-        super::to_writer_held(&mut out, &message).expect("writes");
-        let out = String::from_utf8(out).expect("UTF-8");
-        for held in [r#""thinking":"x\ny""#, r#""text":"a\tb""#, r#""arguments":"{\"q\": 1}""#] {
-            assert!(out.contains(held), "{out}");
-        }
-        // every other string is escaped
-        for escaped in [r#""signature":"s\"""#, r#""id":"a\"b""#, r#""model":"m\n""#] {
-            assert!(out.contains(escaped), "{out}");
-        }
-        let plain = super::to_vec(&message).expect("writes");
-        assert!(String::from_utf8_lossy(&plain).contains(r#""text":"a\\tb""#), "not held: escaped as any string");
     }
 
     #[test]

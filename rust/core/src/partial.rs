@@ -152,11 +152,6 @@ pub fn validate(json: &str, max_depth: usize) -> Result<(), Error> {
     validate_input(json.as_bytes(), max_depth, true)
 }
 
-/// [`validate`] of bytes known to be UTF-8 (text unescaped from a `&str`).
-pub(crate) fn validate_utf8(json: &[u8], max_depth: usize) -> Result<(), Error> {
-    validate_input(json, max_depth, true)
-}
-
 /// Whether `json` may hold a lone surrogate escape: it has a `\uD...` escape (the only form one
 /// takes). A cheap scan to run before [`validate_bytes`] where `serde_json` keeps text unchecked.
 pub(crate) fn may_hold_surrogate(json: &[u8]) -> bool {

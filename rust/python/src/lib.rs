@@ -32,7 +32,7 @@ mod _core {
     #[pymodule_export]
     use crate::marks::{Marks, PartialArgs};
     #[pymodule_export]
-    use crate::response::{from_response_json, to_response_json};
+    use crate::response::{from_response_json, from_response_parts, to_response_json};
     #[pymodule_export]
     use crate::sse::{PyNdjsonParser, PySseParser, PySsePending};
     #[pymodule_export]

@@ -237,7 +237,7 @@ fn walk_choice<'a>(
     let present = w.object_in(&["index", "delta", "logprobs", "finish_reason"], order, |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta, delta_order, false)?,
+            1 => walk_delta(w, &mut choice.delta, delta_order)?,
             2 => w.skip()?,
             _ => choice.finish_reason = w.str()?,
         }
@@ -248,9 +248,7 @@ fn walk_choice<'a>(
 
 /// The delta, written in place into `slot` (`None` for `null`; the delta is the chunk's largest
 /// part, and moving it out of a return value cost ~5% of the decode). `None`: serde reads the chunk.
-/// `escaped`: its text, refusal, reasoning and arguments read as JSON string contents in the
-/// writer's escaping (`Walk::written_str`), for a builder that holds them so (a response's).
-fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut KeyOrder, escaped: bool) -> Option<()> {
+fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut KeyOrder) -> Option<()> {
     let delta = slot.insert(Delta {
         content: None,
         refusal: None,
@@ -270,15 +268,14 @@ fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut Ke
         "reasoning_details",
         "function_call",
     ];
-    let text = |w: &mut Walk<'a>| if escaped { w.written_str() } else { w.str() };
     let present = w.object_in(&keys, order, |w, key| {
         match key {
             0 => w.skip()?,
-            1 => delta.content = text(w)?.map(TextOrParts::Text),
-            2 => delta.refusal = text(w)?,
-            3 => delta.reasoning_content = text(w)?,
-            4 => delta.reasoning = text(w)?,
-            5 => delta.tool_calls = w.array(|w| walk_tool_call(w, escaped))?,
+            1 => delta.content = w.str()?.map(TextOrParts::Text),
+            2 => delta.refusal = w.str()?,
+            3 => delta.reasoning_content = w.str()?,
+            4 => delta.reasoning = w.str()?,
+            5 => delta.tool_calls = w.array(walk_tool_call)?,
             _ => w.null()?,
         }
         Some(())
@@ -289,7 +286,7 @@ fn walk_delta<'a>(w: &mut Walk<'a>, slot: &mut Option<Delta<'a>>, order: &mut Ke
     Some(())
 }
 
-fn walk_tool_call<'a>(w: &mut Walk<'a>, escaped: bool) -> Option<ToolCallDelta<'a>> {
+fn walk_tool_call<'a>(w: &mut Walk<'a>) -> Option<ToolCallDelta<'a>> {
     let mut call = ToolCallDelta { index: None, id: None, function: None, custom: None };
     let present = w.object(&["index", "id", "function", "custom"], |w, key| {
         match key {
@@ -300,7 +297,6 @@ fn walk_tool_call<'a>(w: &mut Walk<'a>, escaped: bool) -> Option<ToolCallDelta<'
                 let present = w.object(&["name", "arguments"], |w, key| {
                     match key {
                         0 => function.name = w.str()?,
-                        _ if escaped => function.arguments = w.written_str()?,
                         _ => function.arguments = w.str()?,
                     }
                     Some(())
@@ -330,12 +326,8 @@ pub(crate) struct ResponseWalk<'a> {
 }
 
 impl ResponseWalk<'_> {
-    /// Read the chunk into `builder`, as a fresh decoder reads the replayed event. The message's
-    /// text, reasoning and arguments were walked as JSON string contents in the writer's
-    /// escaping, copied to the canonical JSON as they are: `builder` must hold them so
-    /// (`Builder::hold_escaped`).
+    /// Read the chunk into `builder`, as a fresh decoder reads the replayed event.
     pub(crate) fn replay(self, builder: &mut Builder) -> Result<(), Error> {
-        debug_assert!(builder.holds_escaped(), "a walked response's text is escaped");
         // the payload only seeds the ids of `function_call`s, which the walk leaves to the replay
         OpenAiChat::default().on_chunk(self.chunk, "", builder)
     }
@@ -353,10 +345,19 @@ pub(crate) fn walk_response(body: &str) -> Option<ResponseWalk<'_>> {
             2 => read.created = w.whole_f64()?,
             3 => read.model = w.str()?,
             4 => {
-                // no choices (`null`): the replay reports it
-                let choices = w.array(walk_response_choice)??;
-                let first = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0);
-                read.chunk.choices = Some(first.map(|c| Choice { index: Some(0), ..c }).into_iter().collect());
+                // the first choice with index 0 is kept (one allocation, not a list of them all)
+                let mut first = None;
+                let present = w.elements(|w| {
+                    let choice = walk_response_choice(w)?;
+                    if first.is_none() && choice.index.unwrap_or(0) == 0 {
+                        first = Some(Choice { index: Some(0), ..choice });
+                    }
+                    Some(())
+                })?;
+                if !present {
+                    return None; // no choices (`null`): the replay reports it
+                }
+                read.chunk.choices = Some(first.into_iter().collect());
             }
             5 => read.chunk.usage = walk_usage(w)?,
             _ => w.null()?, // an error body is the replay's
@@ -372,7 +373,7 @@ fn walk_response_choice<'a>(w: &mut Walk<'a>) -> Option<Choice<'a>> {
     let present = w.object(&["index", "message", "finish_reason"], |w, key| {
         match key {
             0 => choice.index = w.u64()?,
-            1 => walk_delta(w, &mut choice.delta, &mut KeyOrder::new(), true)?,
+            1 => walk_delta(w, &mut choice.delta, &mut KeyOrder::new())?,
             _ => choice.finish_reason = w.str()?,
         }
         Some(())

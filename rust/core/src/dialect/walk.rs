@@ -6,10 +6,10 @@
 //! walk was tried first and gained 5-10% here (its keys are unescaped and its strings decoded
 //! through SIMD set-up that short chunk strings never repay); a scanner that compares raw key
 //! bytes and borrows every string without escapes does the same work in one pass. A string with
-//! escapes is unescaped by the walk too (a block-at-a-time scan, clean runs copied whole), except
-//! for `\u` escapes, which are serde's (surrogates).
+//! escapes is unescaped by the walk too (a block-at-a-time scan, clean runs copied whole), `\u`
+//! escapes and surrogate pairs included.
 //!
-//! The walk only knows the common shapes. Anything else — a key with an escape, a `\u` escape,
+//! The walk only knows the common shapes. Anything else — a key with an escape, a lone surrogate,
 //! an unexpected type, a duplicate field, an object under a key the walk does not know,
 //! any invalid JSON — gives `None`, and the caller parses the chunk with serde, which reads it
 //! or fails with the typed error and its byte offset. So the fast path never changes what a
@@ -81,16 +81,18 @@ impl Default for KeyOrder {
 pub(crate) struct Walk<'a> {
     data: &'a str,
     at: usize,
+    /// Where strings with escapes are unescaped (kept for the next one).
+    scratch: String,
 }
 
 impl<'a> Walk<'a> {
     pub(crate) fn new(data: &'a str) -> Self {
-        Self { data, at: 0 }
+        Self { data, at: 0, scratch: String::new() }
     }
 
     /// A walk of `data` from byte `at` (the start of a value).
     pub(crate) fn at(data: &'a str, at: usize) -> Self {
-        Self { data, at }
+        Self { data, at, scratch: String::new() }
     }
 
     /// Where the walk is: the byte after the last value read.
@@ -215,47 +217,23 @@ impl<'a> Walk<'a> {
         match self.peek()? {
             b'n' => self.literal("null").map(|()| None),
             b'"' => {
-                if let Some(text) = self.plain_string()? {
-                    return Some(Some(Cow::Borrowed(text)));
-                }
-                let mut text = String::new();
-                self.escaped(Some(&mut text))?;
-                Some(Some(Cow::Owned(text)))
+                let escape = match self.string_start()? {
+                    Ok(text) => return Some(Some(Cow::Borrowed(text))),
+                    Err(escape) => escape,
+                };
+                // unescaped into the walk's scratch, sized for the rest of the input once (its
+                // pages touched only as written), then copied at the string's size: a long
+                // string grown in place would be copied again at each doubling
+                let mut text = std::mem::take(&mut self.scratch);
+                text.clear();
+                text.reserve(self.data.len() - self.at);
+                let read = self.escaped_from(escape, Some(&mut text));
+                let owned = read.map(|()| text.as_str().to_owned());
+                self.scratch = text;
+                Some(Some(Cow::Owned(owned?)))
             }
             _ => None,
         }
-    }
-
-    /// A string or `null` as its contents in `json_out`'s escaping (the text between the quotes,
-    /// as the writer would write it): borrowed from the chunk when its escapes already are the
-    /// writer's (none at all, or only those), else read and escaped again. For text copied out
-    /// as it is (`Builder::hold_escaped`): neither unescaped here nor escaped when written.
-    pub(crate) fn written_str(&mut self) -> Option<Option<Cow<'a, str>>> {
-        match self.peek()? {
-            b'n' => return self.literal("null").map(|()| None),
-            b'"' => {}
-            _ => return None,
-        }
-        if let Some(text) = self.plain_string()? {
-            return Some(Some(Cow::Borrowed(text)));
-        }
-        let bytes = self.data.as_bytes();
-        let start = self.at + 1;
-        let mut at = start;
-        loop {
-            at = crate::json_out::next_escape(bytes, at);
-            match *bytes.get(at)? {
-                b'"' => break,
-                b'\\' => match crate::json_out::written_escape(bytes, at) {
-                    Some(length) => at += length,
-                    // another escape (`\/`, `\u00e9`): the text read, and escaped as the writer does
-                    None => return Some(self.str()?.map(|text| Cow::Owned(crate::json_out::escaped(&text)))),
-                },
-                _ => return None, // a control character
-            }
-        }
-        self.at = at + 1;
-        Some(Some(Cow::Borrowed(self.data.get(start..at)?)))
     }
 
     /// A number that serde reads as an `f64` when it is a non-negative integer (what a creation
@@ -409,6 +387,13 @@ impl<'a> Walk<'a> {
     /// it. `Some(None)` at the first backslash, the cursor left on the quote for serde. A control
     /// character, which JSON forbids in strings, gives `None`.
     fn plain_string(&mut self) -> Option<Option<&'a str>> {
+        Some(self.string_start()?.ok())
+    }
+
+    /// The string at the cursor (on its quote) up to its first escape: its text and the cursor
+    /// after it when it has none, else `Err` with the position of the escape's backslash (the
+    /// cursor left on the quote). A control character gives `None`.
+    fn string_start(&mut self) -> Option<Result<&'a str, usize>> {
         let bytes = self.data.as_bytes();
         let start = self.at + 1;
         // a byte loop is the fastest on a stream chunk's few-byte strings; a large body's long
@@ -419,23 +404,32 @@ impl<'a> Walk<'a> {
         }
         match bytes[end] {
             b'"' => {}
-            b'\\' => return Some(None),
+            b'\\' => return Some(Err(end)),
             _ => return None, // a control character
         }
         self.at = end + 1;
         // the quotes are ASCII, so the slice is on character boundaries
-        Some(Some(self.data.get(start..end)?))
+        Some(Ok(self.data.get(start..end)?))
     }
 
     /// The string at the cursor (on its quote), which has an escape: unescaped into `out`, or
-    /// only skipped (`None`), the cursor after it. The escapes of one character are read here
-    /// (found a block at a time, clean runs copied whole); a `\\u` escape hands the string to
-    /// serde (its surrogate rules), as does anything invalid, which serde then refuses.
-    fn escaped(&mut self, mut out: Option<&mut String>) -> Option<()> {
+    /// only skipped (`None`), the cursor after it. Every escape is read here (found a block at a
+    /// time, clean runs copied whole), `\\u` escapes and their surrogate pairs included; an
+    /// invalid one (a lone surrogate, a bad hex digit) hands the string to serde, which refuses
+    /// it with its own error.
+    fn escaped(&mut self, out: Option<&mut String>) -> Option<()> {
+        self.escaped_from(self.at + 1, out)
+    }
+
+    /// [`Walk::escaped`], the string known to have no escape before `from`.
+    fn escaped_from(&mut self, from: usize, mut out: Option<&mut String>) -> Option<()> {
         let bytes = self.data.as_bytes();
         let mut at = self.at + 1;
+        let mut stop = from;
         loop {
-            let stop = crate::json_out::next_escape(bytes, at);
+            if stop < at {
+                stop = crate::json_out::next_escape(bytes, at);
+            }
             if let Some(out) = out.as_deref_mut() {
                 // the bytes around a run are ASCII: the slice is on character boundaries
                 out.push_str(self.data.get(at..stop)?);
@@ -455,6 +449,16 @@ impl<'a> Walk<'a> {
                         b'n' => '\n',
                         b'r' => '\r',
                         b't' => '\t',
+                        b'u' => match unicode_escape(bytes, stop) {
+                            Some((character, length)) => {
+                                if let Some(out) = out.as_deref_mut() {
+                                    out.push(character);
+                                }
+                                at = stop + length;
+                                continue;
+                            }
+                            None => return self.serde_string(out),
+                        },
                         _ => return self.serde_string(out),
                     };
                     if let Some(out) = out.as_deref_mut() {
@@ -526,6 +530,24 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The character of the `\\u` escape at `at` (its backslash) and the escape's length: 6, or 12
+/// for a surrogate pair. `None` for a lone surrogate or a bad hex digit (serde's errors).
+fn unicode_escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let hex = |from: usize| -> Option<u32> {
+        let digits = bytes.get(from..from + 4)?;
+        digits.iter().try_fold(0, |code, &digit| Some(code << 4 | char::from(digit).to_digit(16)?))
+    };
+    let code = hex(at + 2)?;
+    if !(0xD800..0xDC00).contains(&code) {
+        return char::from_u32(code).map(|character| (character, 6));
+    }
+    if bytes.get(at + 6..at + 8)? != b"\\u" {
+        return None;
+    }
+    let low = hex(at + 8).filter(|low| (0xDC00..0xE000).contains(low))?;
+    char::from_u32(0x10000 + ((code - 0xD800) << 10 | (low - 0xDC00))).map(|character| (character, 12))
+}
+
 /// Parse with the fast `walk`, else with serde; in debug builds both, and they must agree.
 pub(crate) fn walk_or_parse<'a, T: Deserialize<'a> + fmt::Debug>(
     payload: &'a str,
@@ -575,15 +597,15 @@ mod tests {
         assert_eq!(read(r#"{"a":1,"b":2,"c":3}"#, &mut order), Some(sorted));
     }
 
-    /// `written_str` gives what the writer writes for the string serde reads, borrowed from
-    /// the chunk when the chunk already holds that (long and short chunks: two scans).
+    /// `str` gives the string serde reads, borrowed from the chunk when it has no escape (long
+    /// and short chunks: two scans); what serde refuses, the walk hands over.
     #[test]
-    fn written_strings_are_the_writers_escaping_of_what_serde_reads() {
+    fn strings_read_as_serde_reads_them() {
         let strings = [
             r#""plain""#,
             r#""a\"b\\c\n\t\r\b\f\u0000\u001f""#,
-            r#""slash \/ and \u00e9 and \u0041 and \u000A and \u001F""#,
-            r#""\ud83d\ude00 surrogates""#,
+            r#""slash \/ and \u00e9 and \u0041 and \u000A and \u001F and \uFFFF""#,
+            r#""\ud83d\ude00 surrogates \uD83D\uDE00""#,
             r#""é😀 raw""#,
             r#""""#,
         ];
@@ -592,17 +614,31 @@ mod tests {
                 let data = format!("{string}{}", " ".repeat(padding));
                 let text: String = serde_json::from_str(string).expect("JSON");
                 let mut walk = Walk::new(&data);
-                let written = walk.written_str().expect("walked").expect("a string");
-                assert_eq!(written, crate::json_out::escaped(&text), "{string}");
-                let borrowed = matches!(written, std::borrow::Cow::Borrowed(_));
-                assert_eq!(borrowed, string.len() - 2 == written.len(), "{string}: borrowed when already written so");
+                let read = walk.str().expect("walked").expect("a string");
+                assert_eq!(read, text, "{string}");
+                let borrowed = matches!(read, std::borrow::Cow::Borrowed(_));
+                assert_eq!(borrowed, !string.contains('\\'), "{string}: borrowed without escapes");
                 assert!(walk.finish().is_some());
             }
         }
-        for bad in ["\"a\u{1}b\"", r#""a\"#, r#""a"#, "7"] {
-            assert_eq!(Walk::new(bad).written_str().flatten(), None, "{bad}");
+        let refused = [
+            "\"a\u{1}b\"",
+            r#""a\"#,
+            r#""a"#,
+            "7",
+            r#""\ud83d""#,
+            r#""\ud83d\u0041""#,
+            r#""\ude00\ud83d""#,
+            r#""\ud83dx\ude00""#,
+            r#""\u12g4""#,
+            r#""\u12""#,
+            r#""\q""#,
+        ];
+        for bad in refused {
+            assert_eq!(Walk::new(bad).str().flatten(), None, "{bad}");
+            assert!(serde_json::from_str::<String>(bad).is_err(), "serde refuses {bad} too");
         }
-        assert_eq!(Walk::new("null").written_str(), Some(None));
+        assert_eq!(Walk::new("null").str(), Some(None));
     }
 
     #[test]

@@ -118,7 +118,7 @@ struct InBody<'a> {
     error: Option<serde_json::Value>,
 }
 
-pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     let mut replay = BodyReplay::new(DialectName::Anthropic, options);
     // `{"type": "error", "error": {...}}`, the body of every failed call
@@ -148,5 +148,5 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Erro
         event.lit(r#"{"type":"message_delta","delta":{"stop_reason":"#).raw(body, reason).lit("}}");
         replay.event("message_delta", &event)?;
     }
-    replay.finish()
+    Ok(replay.finish())
 }

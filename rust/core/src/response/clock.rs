@@ -69,22 +69,29 @@ pub(super) fn format(seconds: i64, fraction: &str) -> Option<String> {
         return None;
     }
     let (hour, minute, second) = (of_day / 3_600, of_day % 3_600 / 60, of_day % 60);
-    // by hand: `format!` with paddings cost more than the rest of a small response's read
-    let mut out = String::with_capacity(21 + fraction.len());
-    for (value, digits, after) in
-        [(year, 4, '-'), (month, 2, '-'), (day, 2, 'T'), (hour, 2, ':'), (minute, 2, ':'), (second, 2, '.')]
-    {
-        push_digits(&mut out, value, digits);
-        if after != '.' {
-            out.push(after);
-        }
+    // by hand, into a template: `format!` with paddings cost more than the rest of a small
+    // response's read, and pushing digit by digit a tenth of it
+    let mut date = *b"0000-00-00T00:00:00";
+    for (value, end) in [(year, 4), (month, 7), (day, 10), (hour, 13), (minute, 16), (second, 19)] {
+        put_digits(&mut date[..end], value);
     }
+    let mut out = String::with_capacity(21 + fraction.len());
+    out.push_str(std::str::from_utf8(&date).ok()?);
     if !fraction.is_empty() {
         out.push('.');
         out.push_str(fraction);
     }
     out.push('Z');
     Some(out)
+}
+
+/// `value` (0 or more) written right-aligned over the digits that end `slot` (two, or four for
+/// the year: the template's zeros are the padding).
+fn put_digits(slot: &mut [u8], mut value: i64) {
+    for byte in slot.iter_mut().rev().take_while(|b| b.is_ascii_digit()) {
+        *byte = b'0' + u8::try_from(value % 10).unwrap_or(0);
+        value /= 10;
+    }
 }
 
 /// `value` (0 or more) as `digits` decimal digits, zero-padded.

@@ -214,12 +214,12 @@ struct InBody<'a> {
     error: Option<&'a RawValue>,
 }
 
-pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     if parsed.candidates.is_none() && parsed.prompt_feedback.is_none() && parsed.error.is_none() {
         return Err(super::missing(body, "candidates"));
     }
     let mut replay = BodyReplay::new(DialectName::Gemini, options);
     replay.whole(utf8(body)?)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -41,6 +41,7 @@
 pub(crate) mod anthropic;
 mod clock;
 pub(crate) mod gemini;
+mod message_out;
 pub(crate) mod ollama;
 pub(crate) mod openai_chat;
 mod openai_responses;
@@ -108,6 +109,18 @@ pub fn from_response_json(
     id: &str,
     timestamp: &str,
 ) -> Result<Vec<u8>, ResponseError> {
+    let message = read_response(body, dialect, id, timestamp)?;
+    message_json(&message).map_err(|error| ResponseError { dialect, error, path: None })
+}
+
+/// [`from_response_json`]'s message before it is written ([`message_json`] writes it): for a
+/// caller that takes its long strings out first ([`crate::canonical::take_long_strings`]).
+pub fn read_response(
+    body: &[u8],
+    dialect: DialectName,
+    id: &str,
+    timestamp: &str,
+) -> Result<AssistantMessage, ResponseError> {
     let timestamp = if timestamp.is_empty() { clock::now() } else { timestamp.to_owned() };
     let fresh = || BuilderOptions {
         id: id.to_owned(),
@@ -259,33 +272,34 @@ impl BodyReplay {
         self.decoder.on_payload("message", body, &mut self.builder)
     }
 
-    /// The message, as canonical JSON: a non-streamed body has no end marker to wait for, so a
-    /// body without a stop reason reads as `unknown`, as a stream that ended without one would.
-    pub fn finish(mut self) -> Result<Vec<u8>, Error> {
-        // the message's own JSON has no `type` tag (it is the enum's): written after the tag,
-        // its opening brace then becomes the comma
-        const TAG: &[u8] = b"{\"type\":\"assistant\"";
+    /// The message: a non-streamed body has no end marker to wait for, so a body without a stop
+    /// reason reads as `unknown`, as a stream that ended without one would.
+    pub fn finish(mut self) -> AssistantMessage {
         self.builder.complete();
-        // sized up front: a large reply written into a buffer that doubles is copied again each time
-        let mut out = Vec::with_capacity(TAG.len() + size_hint(self.builder.message()));
-        out.extend_from_slice(TAG);
-        let message = self.builder.message();
-        let written = if self.builder.holds_escaped() {
-            crate::json_out::to_writer_held(&mut out, message)
-        } else {
-            crate::json_out::to_writer(&mut out, message)
-        };
-        written.map_err(|e| Error::write(&e))?;
-        if let Some(brace) = out.get_mut(TAG.len()) {
-            *brace = b',';
-        }
-        Ok(out)
+        self.builder.take_message()
     }
 
     /// The provider's error in an error body (`{"error": ...}`), as a stream reports it.
     pub fn provider_error(&self, error: &serde_json::Value) -> Error {
         crate::dialect::provider_error(error, &self.builder)
     }
+}
+
+/// The canonical JSON of a message read from a response (tagged `"type": "assistant"`).
+///
+/// # Panics
+///
+/// Only in debug builds, where serde writes the message too: when the two disagree.
+pub fn message_json(message: &AssistantMessage) -> Result<Vec<u8>, Error> {
+    // sized up front: a large reply written into a buffer that doubles is copied again each time
+    let mut out = Vec::with_capacity(size_hint(message));
+    message_out::write(&mut out, message).map_err(|e| Error::write(&e))?;
+    #[cfg(debug_assertions)]
+    {
+        let tagged = crate::canonical::Message::Assistant(message.clone());
+        assert_eq!(Ok(&out), crate::canonical::write(&tagged).as_ref(), "written as serde writes it");
+    }
+    Ok(out)
 }
 
 /// The body as text: serde reads UTF-8 only, and the decoders take `&str`.

@@ -146,7 +146,7 @@ struct InBody<'a> {
     error: Option<&'a RawValue>,
 }
 
-pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     if parsed.message.is_none() && parsed.error.is_none() {
         return Err(super::missing(body, "message"));
@@ -156,5 +156,5 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     }
     let mut replay = BodyReplay::new(DialectName::Ollama, options);
     replay.whole(utf8(body)?)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -215,11 +215,15 @@ struct InChoice<'a> {
     finish_reason: Option<&'a RawValue>,
 }
 
-pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let walked = std::str::from_utf8(body).ok().and_then(walk_response);
     if let Some(read) = walked.and_then(|walked| read_walked(walked, options.clone())) {
         #[cfg(debug_assertions)]
-        assert_eq!(Some(&read), replayed(body, options).as_ref().ok(), "the walked body reads as its replay");
+        {
+            let written = |message: &AssistantMessage| super::message_json(message).ok();
+            let replay = replayed(body, options).ok();
+            assert_eq!(written(&read), replay.as_ref().and_then(written), "the walked body reads as its replay");
+        }
         return Ok(read);
     }
     replayed(body, options)
@@ -227,7 +231,7 @@ pub(super) fn read(body: &[u8], options: BuilderOptions) -> Result<Vec<u8>, Erro
 
 /// The body walked in one pass (see [`ResponseWalk`]); `None` on any error, which the replay
 /// then reports as it does (placed in the body).
-fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<Vec<u8>> {
+fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<AssistantMessage> {
     if walked.object.as_deref() == Some("chat.completion.chunk") {
         return None;
     }
@@ -235,18 +239,14 @@ fn read_walked(walked: ResponseWalk<'_>, mut options: BuilderOptions) -> Option<
         options.timestamp = timestamp;
     }
     let mut replay = BodyReplay::new(DialectName::OpenAi, options);
-    // the walk read the message's text, reasoning and arguments still escaped
-    if !replay.builder.hold_escaped() {
-        return None;
-    }
     replay.builder.start(walked.id.as_deref(), walked.model.as_deref());
     replay.builder.set_offset(0);
     walked.replay(&mut replay.builder).ok()?;
-    replay.finish().ok()
+    Some(replay.finish())
 }
 
 /// The body replayed through the stream decoder as the one chunk a stream of it would carry.
-fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     if let Some(timestamp) = parsed.created.and_then(super::unix_timestamp) {
         options.timestamp = timestamp;
@@ -269,7 +269,7 @@ fn replayed(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> 
     }
     event.lit("],\"usage\":").raw_or_null(body, parsed.usage).lit("}");
     replay.event("message", &event)?;
-    replay.finish()
+    Ok(replay.finish())
 }
 
 #[cfg(test)]

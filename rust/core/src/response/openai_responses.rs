@@ -308,7 +308,7 @@ struct InPart<'a> {
     refusal: Option<&'a RawValue>,
 }
 
-pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, Error> {
+pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<AssistantMessage, Error> {
     let parsed: InBody<'_> = super::parse(body)?;
     if let Some(timestamp) = parsed.created_at.and_then(unix_timestamp) {
         options.timestamp = timestamp;
@@ -351,5 +351,5 @@ pub(super) fn read(body: &[u8], mut options: BuilderOptions) -> Result<Vec<u8>, 
     event.lit(r#","incomplete_details":"#).raw_or_null(body, parsed.incomplete_details);
     event.lit(r#","usage":"#).raw_or_null(body, parsed.usage).lit("}}");
     replay.event("response.completed", &event)?;
-    replay.finish()
+    Ok(replay.finish())
 }

@@ -318,8 +318,6 @@ impl Builder {
     /// it differs, what streamed is kept, as the events that carried it are out. The dialect says
     /// which piece it was in a diagnostic (see [`Settled`]).
     pub fn settle_tail(&mut self, index: usize, from: usize, final_text: &str) -> Settled {
-        let held = self.held(final_text);
-        let final_text = held.as_ref();
         let streamed = match self.message.content.get(index) {
             Some(Block::Text(block)) => block.text.get(from..),
             Some(Block::Thinking(block)) => block.thinking.get(from..),

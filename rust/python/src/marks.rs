@@ -29,7 +29,12 @@ impl Marks {
     #[new]
     fn new(py: Python<'_>, delta: Bound<'_, PyType>, new_call: Bound<'_, PyAny>) -> PyResult<Self> {
         let force_setattr = py.import(intern!(py, "msgspec.structs"))?.getattr(intern!(py, "force_setattr"))?;
-        Ok(Self { delta: delta.unbind(), new_call: new_call.unbind(), force_setattr: force_setattr.unbind(), calls: Vec::new() })
+        Ok(Self {
+            delta: delta.unbind(),
+            new_call: new_call.unbind(),
+            force_setattr: force_setattr.unbind(),
+            calls: Vec::new(),
+        })
     }
 
     /// Replace the mark in `parsed` of every `ToolCallDelta` of `events`: a string (the text since

@@ -43,7 +43,7 @@ def normalize_session(data: bytes) -> bytes:
 @final
 class Marks:
     """A stream's tool calls for ``partial_args`` (``msgwire._partialargs.marks``)."""
-    def __init__(self, delta: type, new_call: Callable[[str], Any]) -> None: ...
+    def __new__(cls, delta: type, new_call: Callable[[str], Any]) -> Marks: ...
     def attach(self, events: list[Any]) -> None:
         """Give each ``ToolCallDelta`` of ``events`` whose ``parsed`` slot holds a mark a
         ``PartialArgs``: its call gains the mark's text (a list of one text is a call's first

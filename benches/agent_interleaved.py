@@ -39,9 +39,9 @@ def measure(url: str, rounds: int) -> dict[str, float]:
     provider = OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o")
     original = provider.transport.send
 
-    def capture(target: str, body: bytes, headers: Any, *rest: Any) -> Any:
+    def capture(target: str, body: bytes, headers: Any, *rest: Any, **options: Any) -> Any:
         sent.append(body)
-        return original(target, body, headers, *rest)
+        return original(target, body, headers, *rest, **options)
 
     agent = Agent(provider, tools=ToolRegistry([lookup]), max_steps=STEPS + 1)
     provider.transport.send = capture  # type: ignore[method-assign]

@@ -74,9 +74,9 @@ def bodies(server_url: str) -> list[bytes]:
         provider: Any = agent.provider
         original = provider.transport.send
 
-        def capture(url: str, body: bytes, headers: Any, *rest: Any) -> Any:
+        def capture(url: str, body: bytes, headers: Any, *rest: Any, **options: Any) -> Any:
             sent.append(body)
-            return original(url, body, headers, *rest)
+            return original(url, body, headers, *rest, **options)
 
         provider.transport.send = capture
         assert agent.run(PROMPT).text == FINAL

@@ -161,3 +161,19 @@ def posts_worker(url: str, mail: Sequence[tuple[str, str]]) -> None:
     with open_store(url) as store:
         for to, text in mail:
             store.post(text, to=to)
+
+
+def swarm_step_worker(url: str, model_url: str, name: str) -> None:
+    """Open the swarm's agent ``name`` on the store at ``url`` and run one step of it against the
+    model server at ``model_url``, from a process of its own (which a test may kill mid-call)."""
+    from msgwire.harness.providers import OpenAI
+    from msgwire.harness.store import open_store
+    from msgwire.harness.swarm import Swarm
+
+    with (
+        open_store(url) as store,
+        OpenAI(base_url=model_url, api_key="test", model="scripted") as provider,
+        Swarm(store, provider) as swarm,
+    ):
+        swarm.add(name)
+        swarm.step(name)

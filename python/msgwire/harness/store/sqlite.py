@@ -147,9 +147,9 @@ class SQLiteStore(SQLStore):
         raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
 
     @contextlib.contextmanager
-    def _transaction(self, *, pipelined: bool = False) -> Iterator[Cursor]:
+    def _transaction(self, *, pipelined: bool = False, read_only: bool = False) -> Iterator[Cursor]:
         conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")  # a reader sees a snapshot (WAL), locks nothing
         try:
             yield Cursor(conn.cursor(), str)
         except BaseException:

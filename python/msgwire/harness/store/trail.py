@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -52,6 +52,7 @@ from .rows import BadRow
 
 __all__ = ["ENTRY_ROWS", "INFO", "TrailTables"]
 
+T = TypeVar("T")
 _modes_decoder = msgspec.json.Decoder(dict[str, str])
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
@@ -125,6 +126,19 @@ class TrailTables(SQLBase):
     def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
         one and every draft may be new, else (or when the database refused it) the careful way."""
+        return self._append_then(conversation_id, drafts, after, fresh=fresh, then=_nothing)[0]
+
+    def _append_then(
+        self,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        *,
+        fresh: bool,
+        then: Callable[[Cursor], T],
+    ) -> tuple[Committed, T]:
+        """``_append``, and ``then(cur)`` in the same transaction once the entries are written
+        (its reads through ``Cursor.later``, which a one-round-trip transaction allows)."""
         assumed = self._heads.get(conversation_id) if self._assume_heads and drafts else None
         # Nothing to read first (no entries since `after`, no stored message to update), and an
         # attempt refused, or lost with its outcome unknown, is found again the careful way if
@@ -135,12 +149,15 @@ class TrailTables(SQLBase):
             and all(d.how != "update" for d in drafts)
             and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
         ):
-            committed = self._run_once(
-                lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
+            done = self._run_once(
+                lambda cur: (
+                    self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed),
+                    then(cur),
+                )
             )
-            if committed is not None:
-                return committed
-        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh))
+            if done is not None:
+                return done
+        return self._run(lambda cur: (self._commit(cur, conversation_id, drafts, after, fresh=fresh), then(cur)))
 
     def _commit(
         self,
@@ -491,6 +508,10 @@ class TrailTables(SQLBase):
             head=head_hash,
             metadata=_metadata_decoder.decode(meta),
         )
+
+
+def _nothing(cur: Cursor) -> None:
+    """No more work in an append's transaction."""
 
 
 def _header_values(head: _Head) -> list[Any]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -95,9 +96,12 @@ def measure(url: str, agents: int, per_agent: int, window: int, data_dir: Path |
             calls_before = arrivals.calls
             cpu_before = pgstats.server_cpu(data_dir) if data_dir is not None else 0.0
             began = time.monotonic()
+            post_times = []
             for i in range(per_agent):
                 for name in names:
+                    start = time.perf_counter()
                     swarm.send(name, f"m-{name}-{i}")
+                    post_times.append(time.perf_counter() - start)
             posted = time.monotonic()
             last = arrivals.wait_all(markers, 600)
             _idle(swarm, names, 600)
@@ -117,6 +121,7 @@ def measure(url: str, agents: int, per_agent: int, window: int, data_dir: Path |
         "messages": count,
         "seconds": last - began,
         "posting seconds": posted - began,
+        "post ms p50": statistics.median(post_times) * 1000,
         "per second": count / (last - began),
         "model calls per message": calls / count,
         "commits per message": (after["commits"] - before["commits"]) / count,
@@ -151,7 +156,8 @@ def main() -> None:
     )
     print(
         f"  swarm: {found['per second']:8.1f} messages/s delivered end to end "
-        f"({found['seconds']:.2f} s; posting took {found['posting seconds']:.2f} s)"
+        f"({found['seconds']:.2f} s; posting took {found['posting seconds']:.2f} s, "
+        f"a post {found['post ms p50']:.1f} ms median; a bare commit {1000 / one:.1f} ms)"
     )
     print(
         f"  per message: {found['model calls per message']:.2f} model calls, "

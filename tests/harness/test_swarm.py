@@ -476,10 +476,11 @@ def test_a_crash_during_the_model_call_loses_no_mail_and_takes_it_once(store_url
     after its model call, no longer before it. An agent killed (SIGKILL) while its model call is
     under way leaves its mail as it was: posted (what was acknowledged), not taken, not in its
     trail; its next step takes it, once, and the trail verifies."""
-    gate = threading.Event()
+    arrived, gate = threading.Event(), threading.Event()
 
     def respond(received: Received) -> Reply:
-        gate.wait(60)  # the first call never gets its answer: its process is killed first
+        arrived.set()
+        gate.wait(300)  # the first call never gets its answer: its process is killed first
         return reply("on it")
 
     with ScriptedServer(respond=respond) as server, open_store(store_url) as store:
@@ -490,7 +491,7 @@ def test_a_crash_during_the_model_call_loses_no_mail_and_takes_it_once(store_url
         child = context.Process(target=swarm_step_worker, args=(store_url, server.url, "a"))
         child.start()
         try:
-            server.wait(1, timeout=120)  # the model has the request: the step is in its call
+            assert arrived.wait(300), "the agent's process never called the model"  # its step is in its call
         finally:
             child.kill()
             child.join(30)

@@ -20,6 +20,7 @@ never given again (an agent's ``mail_seen`` is one): see ``schema.py``, version 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import threading
 import time
@@ -99,12 +100,24 @@ class SwarmTables(TrailTables):
         self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
         self._mail_wakes = 0  # how many times wake_waiters was called
 
+    @functools.cached_property
+    def _insert_mail(self) -> str:
+        """A mail's ``INSERT ... SELECT`` (which a condition may follow), its parameters typed as
+        their columns (a ``SELECT`` list's untyped parameter would be text, and NULL too)."""
+        key, time = self.types.key, self.types.time
+        return (
+            "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json, expires_at) "
+            f"SELECT CAST(? AS TEXT), CAST(? AS {key}), CAST(? AS {key}), CAST(? AS {time}), CAST(? AS {key}), "
+            f"CAST(? AS TEXT), CAST(? AS {time})"
+        )
+
     def _lock_mail(self, cur: Cursor) -> None:
         """Make mail posts take turns, so that seq order is commit order and an agent's
         ``mail_seen`` mark never passes a mail still being posted (SQLite: they already do)."""
 
-    def _notify(self, cur: Cursor, seq: int) -> None:
-        """Tell other processes that mail up to ``seq`` arrived (PostgreSQL: NOTIFY)."""
+    def _notify(self, cur: Cursor) -> None:
+        """Tell other processes that mail arrived, up to the last seq (posts take turns: the
+        post's own) (PostgreSQL: NOTIFY)."""
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         """Wait until mail above ``after`` may have arrived from another process (or
@@ -287,37 +300,45 @@ class SwarmTables(TrailTables):
         data = msgspec.json.encode(message).decode()
         user = message
 
-        def work(cur: Cursor) -> int:
-            for name in targets or ():
-                if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(name),)) is None:
-                    raise KeyError(f"no agent {name!r} in {self.url}")
+        keys = tuple(self._key(name) for name in targets or ())
+        sent_by = None if sender is None else self._key(sender)
+        values = (self._time(stamp), self._key(user.id), data, None if expires_at is None else self._time(expires_at))
+
+        def work(cur: Cursor) -> list[Callable[[], list[tuple[Any, ...]]]]:
+            if len(keys) > 1:  # a group: every member known before anything is written
+                for name, key in zip(targets or (), keys, strict=True):
+                    if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is None:
+                        raise KeyError(f"no agent {name!r} in {self.url}")
             self._lock_mail(cur)
+            if self._for_update and len(keys) != 1:
+                # its recipients' rows in the order group commits lock agents in (no deadlock with one)
+                where = " WHERE name IN " + self._in(len(keys)) if keys else ""
+                cur.run(f"SELECT 1 FROM msgwire_agents{where} ORDER BY conversation_id{self._for_update}", keys)
             cur.run("DELETE FROM msgwire_mail WHERE expires_at <= ?", (self._time(stamp),))  # ended: no trace kept
-            seq = 0
-            for target in targets if targets is not None else [None]:
-                row = cur.one(
-                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json, expires_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                    (
-                        kind,
-                        None if sender is None else self._key(sender),
-                        None if target is None else self._key(target),
-                        self._time(stamp),
-                        self._key(user.id),
-                        data,
-                        None if expires_at is None else self._time(expires_at),
-                    ),
+            inserted = []
+            for key in keys or [None]:
+                # a direct message's agent is checked by its insert itself (no row: no such agent), so
+                # that the post reads nothing before it writes: one round trip (PostgreSQL)
+                to_agent = "" if key is None else " WHERE EXISTS (SELECT 1 FROM msgwire_agents WHERE name = ?)"
+                inserted.append(
+                    cur.later(
+                        self._insert_mail + to_agent + " RETURNING seq",
+                        (kind, sent_by, key, *values, *(() if key is None else (key,))),
+                    )
                 )
-                seq = int(row[0]) if row else 0
-                where, params = ("", ()) if target is None else (" WHERE name = ?", (self._key(target),))
+                where, params = ("", ()) if key is None else (" WHERE name = ?", (key,))
                 cur.run(
                     f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
                     (self._time(stamp), *params),
                 )
-            self._notify(cur, seq)
-            return seq
+            self._notify(cur)
+            return inserted
 
-        seq = self._run(work)
+        done = self._run_once(work) if len(keys) <= 1 else None  # reads nothing before writing: one round trip
+        rows = [later() for later in (done if done is not None else self._run(work))]
+        if not rows[-1]:  # a direct message to nobody: nothing was stored
+            raise KeyError(f"no agent {(targets or ['?'])[0]!r} in {self.url}")
+        seq = int(rows[-1][0][0])
         self._mail_arrived(seq)
         target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
         return Mail(

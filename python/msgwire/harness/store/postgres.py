@@ -292,9 +292,9 @@ class PostgresStore(SQLStore):
     def _lock_mail(self, cur: Cursor) -> None:
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MAIL_LOCK,))
 
-    def _notify(self, cur: Cursor, seq: int) -> None:
+    def _notify(self, cur: Cursor) -> None:
         # "seq:table": the channel is the database's, shared by stores in other schemas
-        cur.run(f"SELECT pg_notify(?, concat(?::bigint, ':', {_TABLE}))", (_CHANNEL, seq))
+        cur.run(f"SELECT pg_notify(?, concat((SELECT max(seq) FROM msgwire_mail), ':', {_TABLE}))", (_CHANNEL,))
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         self._listener.start()

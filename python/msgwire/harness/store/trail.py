@@ -17,6 +17,12 @@ which the column refuses, when the stored head is another); a message already st
 row's primary key. Either refusal rolls the transaction back and the append runs again the
 careful way, so a wrong hint costs time, never correctness. PostgreSQL sends such a transaction
 in one round trip (``postgres.py``).
+
+Group commit (``group.py``): appends after their assumed heads that threads send while another
+append's transaction is under way share the next transaction (one round trip, one log flush),
+each caller still returning once its own append is committed. They take their locks in the
+order of their conversations' ids (and the swarm's agent rows after their conversations' rows;
+a broadcast locks agent rows in the same order), so two such transactions never deadlock.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from ..audit import (
     seal_draft,
 )
 from .base import ConversationInfo, Cursor, OnError, SQLBase, report_bad_row
+from .group import GroupCommit, Pending
 from .header import Chain, Made, StoredHeader
 from .rows import BadRow
 
@@ -75,6 +82,7 @@ _SAME_HEADER = (
     " AND (mode = ? OR (mode IS NULL AND CAST(? AS TEXT) IS NULL)) AND branch = ? AND modes = ?"
 )
 _HEADS_KEPT = 4096  # conversations whose head a store remembers (the oldest forgotten first)
+_BATCH = 64  # appends of other threads committed in one transaction at most
 ENTRY_ROWS = "SELECT seq, body, hash, timestamp FROM msgwire_entries WHERE conversation_id = ?"
 """The entries of a conversation, as ``_entries`` reads them (add the conditions and the order)."""
 INFO = (
@@ -112,6 +120,27 @@ class _Rows:
         cur.many(_UPDATE_MESSAGE, self.updates)
 
 
+class _Append:
+    """One append: its conversation, drafts, the caller's last seq, whether the drafts' entry ids
+    are new (``fresh``), and the work ``then`` that shares its transaction."""
+
+    __slots__ = ("after", "conversation_id", "drafts", "fresh", "then")
+
+    def __init__(
+        self,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        fresh: bool,
+        then: Callable[[Cursor], Any],
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.drafts = drafts
+        self.after = after
+        self.fresh = fresh
+        self.then = then
+
+
 class TrailTables(SQLBase):
     """Entries and message rows (see the module docs); the layer ``ConversationTables`` and
     ``SwarmTables`` write through."""
@@ -122,6 +151,7 @@ class TrailTables(SQLBase):
         super().__init__()
         self._heads: dict[str, _Head] = {}  # conversation id -> the head this store last committed
         self._heads_lock = threading.Lock()  # the eviction iterates the dict: no thread may resize it meanwhile
+        self._group: GroupCommit[tuple[Committed, Any]] = GroupCommit(self._commit_batch)
 
     def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
@@ -138,26 +168,104 @@ class TrailTables(SQLBase):
         then: Callable[[Cursor], T],
     ) -> tuple[Committed, T]:
         """``_append``, and ``then(cur)`` in the same transaction once the entries are written
-        (its reads through ``Cursor.later``, which a one-round-trip transaction allows)."""
-        assumed = self._heads.get(conversation_id) if self._assume_heads and drafts else None
-        # Nothing to read first (no entries since `after`, no stored message to update), and an
-        # attempt refused, or lost with its outcome unknown, is found again the careful way if
-        # it was stored after all: among the entries since `after`, or (every draft a new
-        # message) by its messages' rows, keyed by message id, else by entry id.
+        (its reads through ``Cursor.later``, which a one-round-trip transaction allows). An
+        append after the assumed head joins the appends other threads send meanwhile
+        (``group.py``: one transaction for them all)."""
+        request = _Append(conversation_id, drafts, after, fresh, then)
+        if self._assumable(request) is not None:
+            return self._group.run(request)  # type: ignore[no-any-return]
+        return self._careful(request)
+
+    def _assumable(self, request: _Append) -> _Head | None:
+        """The head an append may assume (``None``: it must read first). Nothing to read: no
+        entries since `after`, no stored message to update; and an attempt refused, or lost with
+        its outcome unknown, is found again the careful way if it was stored after all: among
+        the entries since `after`, or (every draft a new message) by its messages' rows, keyed
+        by message id, else by entry id."""
+        drafts, after = request.drafts, request.after
+        assumed = self._heads.get(request.conversation_id) if self._assume_heads and drafts else None
         if (
             assumed is not None
             and all(d.how != "update" for d in drafts)
             and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
         ):
+            return assumed
+        return None
+
+    def _careful(self, request: _Append) -> tuple[Committed, Any]:
+        """An append that reads the stored head (and what else it must) first."""
+        cid, drafts, after, fresh = request.conversation_id, request.drafts, request.after, request.fresh
+        return self._run(lambda cur: (self._commit(cur, cid, drafts, after, fresh=fresh), request.then(cur)))
+
+    def _alone(self, request: _Append) -> tuple[Committed, Any]:
+        """An append in a transaction of its own: after the assumed head in one round trip, else
+        (or when the database refused it) the careful way."""
+        assumed = self._assumable(request)
+        if assumed is not None:
+            cid, drafts, after, fresh = request.conversation_id, request.drafts, request.after, request.fresh
             done = self._run_once(
-                lambda cur: (
-                    self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed),
-                    then(cur),
-                )
+                lambda cur: (self._commit(cur, cid, drafts, after, fresh=fresh, assumed=assumed), request.then(cur))
             )
             if done is not None:
                 return done
-        return self._run(lambda cur: (self._commit(cur, conversation_id, drafts, after, fresh=fresh), then(cur)))
+        return self._careful(request)
+
+    def _commit_batch(self, batch: Sequence[Pending[tuple[Committed, Any]]]) -> list[Pending[tuple[Committed, Any]]]:
+        """The appends that queued together (``group.py``), each after its assumed head, in one
+        transaction (in chunks of ``_BATCH``). When the database refuses the transaction, each
+        goes alone, as does any that must read first; a conversation's second append waits for
+        the next batch (returned), after its first."""
+        if len(batch) == 1:  # the usual case: nobody else was appending
+            alone = list(batch)
+            batch = ()
+        else:
+            alone = []
+        together: list[tuple[Pending[tuple[Committed, Any]], _Head]] = []
+        later: list[Pending[tuple[Committed, Any]]] = []
+        conversations: set[str] = set()
+        for pending in batch:
+            request: _Append = pending.request
+            if request.conversation_id in conversations:
+                later.append(pending)
+                continue
+            conversations.add(request.conversation_id)
+            assumed = self._assumable(request)
+            if assumed is None:
+                alone.append(pending)
+            else:
+                together.append((pending, assumed))
+        together.sort(key=lambda item: item[0].request.conversation_id)  # the order every batch locks in
+        for chunk in (together[i : i + _BATCH] for i in range(0, len(together), _BATCH)):
+            if len(chunk) == 1:
+                alone.append(chunk[0][0])
+                continue
+
+            def work(cur: Cursor, chunk: list[tuple[Pending[tuple[Committed, Any]], _Head]] = chunk) -> list[Any]:
+                done = []
+                for pending, assumed in chunk:
+                    r: _Append = pending.request
+                    committed = self._commit(cur, r.conversation_id, r.drafts, r.after, fresh=r.fresh, assumed=assumed)
+                    done.append((committed, r.then(cur)))
+                return done
+
+            try:
+                results = self._run_once(work)
+            except Exception:  # one of them failed: each alone says which
+                results = None
+            if results is None:
+                for pending, _ in chunk:
+                    self._forget(pending.request.conversation_id)  # the heads it remembered were not stored
+                    alone.append(pending)
+                continue
+            for (pending, _), result in zip(chunk, results, strict=True):
+                pending.result, pending.finished = result, True
+        for pending in alone:
+            try:
+                pending.result = self._alone(pending.request)
+            except BaseException as exc:
+                pending.error = exc
+            pending.finished = True
+        return later
 
     def _commit(
         self,

@@ -3,11 +3,12 @@ what is really stored), whatever the backend."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from msgwire.harness.store import SQLiteStore, SQLStore
@@ -50,6 +51,41 @@ def wait_until_inside(threads: Sequence[threading.Thread], function: str, timeou
     while not all(inside(thread) for thread in threads):
         assert time.monotonic() < deadline, f"not every thread reached {function}"
         time.sleep(0.01)
+
+
+class Held:
+    """A spy on a store's transactions (the database runs each): the first one entered after
+    ``hold()`` waits inside until ``release()``; ``committed`` / ``refused`` count the others."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.committed = 0
+        self.refused = 0
+        self.inside = threading.Event()
+        self._release = threading.Event()
+        self._armed = False
+        real = store._transaction
+
+        @contextlib.contextmanager
+        def spied(**options: Any) -> Iterator[Any]:
+            hold, self._armed = self._armed, False
+            try:
+                with real(**options) as cur:
+                    if hold:
+                        self.inside.set()
+                        assert self._release.wait(60)
+                    yield cur
+            except BaseException:
+                self.refused += 1
+                raise
+            self.committed += 1
+
+        store._transaction = spied  # type: ignore[method-assign]
+
+    def hold(self) -> None:
+        self._armed = True
+
+    def release(self) -> None:
+        self._release.set()
 
 
 # --- worker processes (run with the "spawn" start method: importable from here) -------------------
@@ -128,22 +164,26 @@ def crash_worker(url: str, conversation_id: str, batches: int, pause_in: int, re
     import threading
 
     import msgwire
-    from msgwire.harness.store import base, open_store
+    from msgwire.harness.store import base, open_store, postgres
 
-    plain_many = base.Cursor.many
     paused = f"{prefix}b{pause_in}-0"  # the first message of the batch to be killed in
 
-    def many(self: Any, statement: str, params: Any) -> None:
-        plain_many(self, statement, params)
-        # The batch is known by its first message's id (a batch may be tried more than once: a
-        # store that assumed a head another writer moved tries again the careful way).
-        if statement.startswith("INSERT INTO msgwire_entries"):
-            first = params[0][3]  # message_id: text (SQLite) or bytes (PostgreSQL)
-            if (first.decode() if isinstance(first, bytes) else first) == paused:
-                ready.set()
-                threading.Event().wait()  # until SIGKILL
+    # PostgreSQL's cursor outside the one-round-trip transaction has a `many` of its own: the
+    # careful way (taken when another writer moved the head) pauses too.
+    for cursor in (base.Cursor, postgres._Cursor):
+        plain_many = cursor.many
 
-    base.Cursor.many = many  # type: ignore[method-assign]
+        def many(self: Any, statement: str, params: Any, plain_many: Any = plain_many) -> None:
+            plain_many(self, statement, params)
+            # The batch is known by its first message's id (a batch may be tried more than once:
+            # a store that assumed a head another writer moved tries again the careful way).
+            if statement.startswith("INSERT INTO msgwire_entries"):
+                first = params[0][3]  # message_id: text (SQLite) or bytes (PostgreSQL)
+                if (first.decode() if isinstance(first, bytes) else first) == paused:
+                    ready.set()
+                    threading.Event().wait()  # until SIGKILL
+
+        cursor.many = many  # type: ignore[method-assign]
     store = open_store(url)
     for b in range(batches):
         store.append(conversation_id, [msgwire.user(f"b{b}.{j}", id=f"{prefix}b{b}-{j}") for j in range(50)])

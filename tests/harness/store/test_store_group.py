@@ -16,48 +16,13 @@ import pytest
 import msgwire
 from msgwire.harness.audit import Entry
 from msgwire.harness.store import SQLStore, open_store
-from tests._support.stores import wait_until_inside
+from tests._support.stores import Held, wait_until_inside
 
 
 @pytest.fixture
 def store(store_url: str) -> Iterator[SQLStore]:
     with open_store(store_url) as s:
         yield s
-
-
-class _Held:
-    """A spy on a store's transactions (the database runs each): the first one entered after
-    ``hold()`` waits inside until ``release()``; ``committed`` / ``refused`` count the others."""
-
-    def __init__(self, store: SQLStore) -> None:
-        self.committed = 0
-        self.refused = 0
-        self.inside = threading.Event()
-        self._release = threading.Event()
-        self._armed = False
-        real = store._transaction
-
-        @contextlib.contextmanager
-        def spied(**options: Any) -> Iterator[Any]:
-            hold, self._armed = self._armed, False
-            try:
-                with real(**options) as cur:
-                    if hold:
-                        self.inside.set()
-                        assert self._release.wait(60)
-                    yield cur
-            except BaseException:
-                self.refused += 1
-                raise
-            self.committed += 1
-
-        store._transaction = spied  # type: ignore[method-assign]
-
-    def hold(self) -> None:
-        self._armed = True
-
-    def release(self) -> None:
-        self._release.set()
 
 
 def _in_threads(calls: list[Any]) -> tuple[list[threading.Thread], list[Any]]:
@@ -90,7 +55,7 @@ def test_appends_sent_while_a_transaction_is_under_way_share_the_next_one(store:
     conversations = [store.create() for _ in range(6)]
     for i, conversation in enumerate(conversations):
         conversation.add(msgwire.user(f"first {i}"))
-    spy = _Held(store)
+    spy = Held(store)
     spy.hold()
     threads, results = _in_threads(
         [lambda c=c, i=i: c.add(msgwire.user(f"second {i}")) for i, c in enumerate(conversations)]
@@ -119,7 +84,7 @@ def test_a_batch_the_database_refuses_is_committed_one_append_at_a_time(store: S
     the others are stored, each caller gets its own outcome, and every trail verifies."""
     conversations = [store.create() for _ in range(5)]
     stored_before = store.append(conversations[2].id, msgwire.user("sent before", id="m-dup"))[0]
-    spy = _Held(store)
+    spy = Held(store)
     spy.hold()
     messages = [msgwire.user("lead")] + [
         msgwire.user("sent before", id="m-dup") if i == 2 else msgwire.user(f"m{i}") for i in range(1, 5)

@@ -301,7 +301,9 @@ class PostgresStore(SQLStore):
         self._wait_local(after, timeout, wakes)
 
     def close(self) -> None:
-        """Close the connections and stop the listening thread."""
+        """Close the connections and stop the listening thread, once the appends queued are
+        committed."""
+        self._group.close()
         self._listener.close()
         self._pool.close()
 

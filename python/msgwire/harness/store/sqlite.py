@@ -175,7 +175,9 @@ class SQLiteStore(SQLStore):
         self._wait_local(after, min(timeout, self.poll_interval), wakes)
 
     def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
+        """Close every connection this store opened (in any thread), once the appends queued
+        are committed."""
+        self._group.close()
         self._closed = True
         with self._all_lock:
             conns, self._all = self._all, []

@@ -27,6 +27,8 @@ a broadcast locks agent rows in the same order), so two such transactions never 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import threading
 from collections.abc import Callable, Sequence
@@ -173,22 +175,34 @@ class TrailTables(SQLBase):
         (``group.py``: one transaction for them all)."""
         request = _Append(conversation_id, drafts, after, fresh, then)
         if self._assumable(request) is not None:
-            return self._group.run(request)  # type: ignore[no-any-return]
+            return self._group.run(request)
         return self._careful(request)
+
+    def acommit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> asyncio.Future[Committed]:
+        """``commit`` for an event loop: returns at once a future of the loop running, which the
+        commit resolves (``AsyncEntryLedger``). The append joins the group commit (``group.py``)
+        and is committed off the loop, by a thread of the store's own when no waiting thread
+        commits it; the future is resolved once it is stored, as ``commit`` returns."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Committed] = loop.create_future()
+
+        def done(pending: Pending[tuple[Committed, Any]]) -> None:  # in the committing thread
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile: nobody to tell
+                loop.call_soon_threadsafe(_settle, future, pending)
+
+        self._group.submit(_Append(conversation_id, drafts, after, False, _nothing), done)
+        return future
 
     def _assumable(self, request: _Append) -> _Head | None:
         """The head an append may assume (``None``: it must read first). Nothing to read: no
-        entries since `after`, no stored message to update; and an attempt refused, or lost with
-        its outcome unknown, is found again the careful way if it was stored after all: among
-        the entries since `after`, or (every draft a new message) by its messages' rows, keyed
-        by message id, else by entry id."""
+        entries since `after`; a message to update is one the caller's trail up to `after`
+        holds (so it is stored); and an attempt refused, or lost with its outcome unknown, is
+        found again the careful way if it was stored after all: among the entries since
+        `after`, or (every draft a new message) by its messages' rows, keyed by message id, else
+        by entry id."""
         drafts, after = request.drafts, request.after
         assumed = self._heads.get(request.conversation_id) if self._assume_heads and drafts else None
-        if (
-            assumed is not None
-            and all(d.how != "update" for d in drafts)
-            and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts)))
-        ):
+        if assumed is not None and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts))):
             return assumed
         return None
 
@@ -263,6 +277,9 @@ class TrailTables(SQLBase):
             try:
                 pending.result = self._alone(pending.request)
             except BaseException as exc:
+                # An append queued after this one may have counted it in its `after` (submit):
+                # its head must be read, not assumed, lest a draft pass for what was not stored.
+                self._forget(pending.request.conversation_id)
                 pending.error = exc
             pending.finished = True
         return later
@@ -286,7 +303,10 @@ class TrailTables(SQLBase):
             head = self._lock_head(cur, conversation_id)
             known = self._known_messages(cur, key, message_keys)
         else:
-            head, known = msgspec.structs.replace(assumed), {}
+            # A message a draft updates is stored: the caller holds the trail up to the assumed
+            # head (its `after`), which holds it (and the head's UPDATE checks that head).
+            head = msgspec.structs.replace(assumed)
+            known = {k: (d.message.type, -1) for k, d in zip(message_keys, drafts, strict=True) if d.how == "update"}
         first_head = head.seq
         # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
         catch_up = (
@@ -616,6 +636,17 @@ class TrailTables(SQLBase):
             head=head_hash,
             metadata=_metadata_decoder.decode(meta),
         )
+
+
+def _settle(future: asyncio.Future[Committed], pending: Pending[tuple[Committed, Any]]) -> None:
+    """Resolve ``acommit``'s future with its append's outcome (in the loop's thread)."""
+    if future.done():  # cancelled: the append is stored all the same
+        return
+    if pending.error is not None:
+        future.set_exception(pending.error)
+    else:
+        assert pending.result is not None
+        future.set_result(pending.result[0])
 
 
 def _nothing(cur: Cursor) -> None:

@@ -54,6 +54,7 @@ from ..audit import (
     decode_entries,
     message_key,
     seal_draft,
+    updates_stored,
 )
 from .base import ConversationInfo, Cursor, OnError, SQLBase, report_bad_row
 from .group import GroupCommit, Pending
@@ -358,7 +359,7 @@ class TrailTables(SQLBase):
             # A message a draft updates is stored: the caller holds the trail up to the assumed
             # head (its `after`), which holds it (and the head's UPDATE checks that head).
             head = msgspec.structs.replace(assumed)
-            known = {k: (d.message.type, -1) for k, d in zip(message_keys, drafts, strict=True) if d.how == "update"}
+            known = {k: (d.message.type, -1) for k, d in zip(message_keys, drafts, strict=True) if updates_stored(d)}
         # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
         catch_up = self._read_entries(cur, conversation_id, range(after + 1, head.seq + 1)) if after is not None else []
         retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)

@@ -15,11 +15,13 @@ class Arrivals:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.seen: dict[str, float] = {}
+        self.calls = 0  # requests answered
         self.cond = threading.Condition()
 
     def respond(self, received: Received) -> Reply:
         now = time.monotonic()
         with self.cond:
+            self.calls += 1
             for message in received.json()["messages"]:
                 content = message.get("content")
                 text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])

@@ -10,7 +10,11 @@ by N. For msgwire also: the time to the answer's first token (the server stamps 
 wrote that chunk into its id), p50 and p99, and the threads the process had at its peak.
 
 Run: ``.venv/bin/python -m benches.many [--n 1000] [--pace 0.02] [--clients msgwire,openai-agents,...]``.
-Entries: ``msgwire`` (``Agent.astream``), ``openai-agents`` (``Runner.run_streamed`` on its own
+Entries: ``msgwire`` (``Agent.astream``), ``msgwire-sqlite`` / ``msgwire-postgres`` (the same, each
+agent bound to a conversation made in a store for its run: a SQLite file, or the tests'
+throwaway PostgreSQL cluster, ``--postgres URL`` for another; every trail verified afterwards,
+not timed; PostgreSQL's server CPU, its processes' from ``/proc``, reported apart),
+``openai-agents`` (``Runner.run_streamed`` on its own
 Chat Completions model), ``openai-agents+msgwire`` (the same on ``MsgwireModel``),
 ``openai-agents-floor`` (the same on a model yielding the events of each reply made in advance,
 at the server's pace: no HTTP, no decoding; the framework's own cost),
@@ -30,9 +34,11 @@ import argparse
 import asyncio
 import gc
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -56,6 +62,7 @@ class Sample:
     def __init__(self) -> None:
         self.ttft: list[float] = []
         self.peak_threads = 0
+        self.conversations: list[str] = []  # the stored entries' conversations, verified afterwards
 
     def threads(self) -> None:
         self.peak_threads = max(self.peak_threads, threading.active_count())
@@ -71,15 +78,21 @@ def _first_token(event: Any, state: dict[str, int]) -> float | None:
     return None
 
 
-async def _msgwire(url: str, n: int, sample: Sample, client: Any = None) -> None:
+async def _msgwire(url: str, n: int, sample: Sample, client: Any = None, store: Any = None) -> None:
     from msgwire.harness import Agent, ToolRegistry
     from msgwire.harness.providers import OpenAI
+    from msgwire.harness.store import AsyncStore
 
     provider = OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", async_client=client)
     tools = ToolRegistry([lookup])
+    astore = AsyncStore(store) if store is not None else None
 
     async def one() -> None:
-        with Agent(provider, tools=tools, max_steps=4) as agent:
+        conversation = None
+        if astore is not None:  # made off the loop, as async code makes it
+            conversation = await astore.create()
+            sample.conversations.append(conversation.id)
+        with Agent(provider, tools=tools, max_steps=4, conversation=conversation) as agent:
             state: dict[str, int] = {}
             async for event in agent.astream(PROMPT):
                 took = _first_token(event, state)
@@ -381,23 +394,92 @@ ENTRIES: dict[str, Callable[[str, int, Sample], Awaitable[None]]] = {
 }
 
 
-def measure(name: str, url: str, n: int) -> dict[str, Any]:
-    asyncio.run(ENTRIES[name](url, min(n, 10), Sample()))  # imports and first connections: not counted
+STORED = {"msgwire-sqlite": "sqlite", "msgwire-postgres": "postgres"}
+"""The entries whose agents each keep their conversation in a store: which store."""
+
+
+class Stores:
+    """A fresh store for each stored run (a SQLite file in a temporary directory, or a schema of
+    its own on the PostgreSQL server), and that server's CPU time."""
+
+    def __init__(self, postgres: str | None) -> None:
+        self.postgres = postgres  # a schema URL maker is used when None: the throwaway cluster
+        self._server: Any = None
+        self._cluster: Any = None
+        self._root = tempfile.mkdtemp(prefix="msgwire-many-")
+
+    def open(self, kind: str) -> Any:
+        from msgwire.harness.store import open_store
+
+        if kind == "sqlite":
+            return open_store(os.path.join(self._root, f"{time.time_ns()}.db"))
+        if self.postgres is not None:
+            return open_store(self.postgres, max_size=8)
+        self.start_postgres()
+        return open_store(self._server.schema_url(), max_size=8)
+
+    def start_postgres(self) -> None:
+        """The throwaway cluster, started before this process is pinned to its core (its
+        processes would inherit that): the server runs on either core."""
+        if self._server is None and self.postgres is None:
+            from tests._support.postgres import running
+
+            self._cluster = running()
+            self._server = self._cluster.__enter__()
+
+    def server_cpu(self) -> float | None:
+        """Seconds of CPU the throwaway cluster's processes used so far (``None``: not ours)."""
+        if self._server is None:
+            return None
+        from benches import pgstats  # psycopg: only with the PostgreSQL entry
+
+        return pgstats.server_cpu(self._server.data)
+
+    def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.__exit__(None, None, None)
+        shutil.rmtree(self._root, ignore_errors=True)
+
+
+def _verify(store: Any, conversations: list[str]) -> dict[str, Any]:
+    """Every stored trail read back: its chain verified, its entries counted (not timed)."""
+    counts: dict[int, int] = {}
+    bad = 0
+    for cid in conversations:
+        conversation = store.load(cid)
+        if not conversation.verify() or [e.seq for e in conversation.entries] != list(range(len(conversation))):
+            bad += 1
+        counts[len(conversation)] = counts.get(len(conversation), 0) + 1
+    return {"verified": len(conversations) - bad, "failed_verify": bad, "entries_per_trail": counts}
+
+
+def measure(name: str, url: str, n: int, stores: Stores | None = None) -> dict[str, Any]:
+    kind = STORED.get(name)
+    run = ENTRIES["msgwire" if kind else name]
+    store = stores.open(kind) if stores is not None and kind else None
+    extra = {"store": store} if store is not None else {}
+    asyncio.run(run(url, min(n, 10), Sample(), **extra))  # imports and first connections: not counted
     sample = Sample()
     gc.collect()
+    server = stores.server_cpu() if stores is not None and kind == "postgres" else None
     cpu, wall = time.process_time(), time.perf_counter()
     try:
-        asyncio.run(ENTRIES[name](url, n, sample))
+        asyncio.run(run(url, n, sample, **extra))
     except Exception as exc:  # a peer that fails at this size is a result too
         return {"entry": name, "n": n, "failed": f"{type(exc).__name__}: {exc}"}
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     out: dict[str, Any] = {"entry": name, "n": n, "cpu_ms_per_run": cpu / n * 1000, "wall_s": wall}
     out["runs_per_s"] = n / wall
     out["threads"] = sample.peak_threads
+    if server is not None and stores is not None:
+        out["server_cpu_ms_per_run"] = ((stores.server_cpu() or 0.0) - server) / n * 1000
     if sample.ttft:
         ordered = sorted(sample.ttft)
         out["ttft_p50_ms"] = statistics.median(ordered)
         out["ttft_p99_ms"] = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    if store is not None:
+        out |= _verify(store, sample.conversations)
+        store.close()
     return out
 
 
@@ -407,13 +489,19 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.02)
     parser.add_argument("--clients", default="msgwire,openai-agents,pydantic-ai,floor")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a throwaway cluster)")
     args = parser.parse_args()
     os.environ["MSGWIRE_BENCH_PACE"] = str(args.pace)  # the floors without a server keep its pace
-    if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    stores = Stores(args.postgres)
+    if "msgwire-postgres" in args.clients.split(","):
+        stores.start_postgres()
+    # The model server first: it pins itself to the last core, which it could not once this
+    # process, pinned to the first, had made it inherit that one alone.
     server = subprocess.Popen(
         [sys.executable, str(SERVER), str(args.pace)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     assert server.stdout is not None
     assert server.stdin is not None
     url = server.stdout.readline().strip()
@@ -421,9 +509,10 @@ def main() -> None:
         for n in args.n:
             for _ in range(args.rounds):
                 for name in args.clients.split(","):
-                    result = measure(name, url, n)
+                    result = measure(name, url, n, stores)
                     print(msgspec.json.encode(result).decode(), flush=True)
     finally:
+        stores.close()
         server.stdin.close()
         server.wait(timeout=30)
 

@@ -3,11 +3,12 @@ what is really stored), whatever the backend."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from msgwire.harness.store import SQLiteStore, SQLStore
@@ -50,6 +51,41 @@ def wait_until_inside(threads: Sequence[threading.Thread], function: str, timeou
     while not all(inside(thread) for thread in threads):
         assert time.monotonic() < deadline, f"not every thread reached {function}"
         time.sleep(0.01)
+
+
+class Held:
+    """A spy on a store's transactions (the database runs each): the first one entered after
+    ``hold()`` waits inside until ``release()``; ``committed`` / ``refused`` count the others."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.committed = 0
+        self.refused = 0
+        self.inside = threading.Event()
+        self._release = threading.Event()
+        self._armed = False
+        real = store._transaction
+
+        @contextlib.contextmanager
+        def spied(**options: Any) -> Iterator[Any]:
+            hold, self._armed = self._armed, False
+            try:
+                with real(**options) as cur:
+                    if hold:
+                        self.inside.set()
+                        assert self._release.wait(60)
+                    yield cur
+            except BaseException:
+                self.refused += 1
+                raise
+            self.committed += 1
+
+        store._transaction = spied  # type: ignore[method-assign]
+
+    def hold(self) -> None:
+        self._armed = True
+
+    def release(self) -> None:
+        self._release.set()
 
 
 # --- worker processes (run with the "spawn" start method: importable from here) -------------------
@@ -167,3 +203,19 @@ def posts_worker(url: str, mail: Sequence[tuple[str, str]]) -> None:
     with open_store(url) as store:
         for to, text in mail:
             store.post(text, to=to)
+
+
+def swarm_step_worker(url: str, model_url: str, name: str) -> None:
+    """Open the swarm's agent ``name`` on the store at ``url`` and run one step of it against the
+    model server at ``model_url``, from a process of its own (which a test may kill mid-call)."""
+    from msgwire.harness.providers import OpenAI
+    from msgwire.harness.store import open_store
+    from msgwire.harness.swarm import Swarm
+
+    with (
+        open_store(url) as store,
+        OpenAI(base_url=model_url, api_key="test", model="scripted") as provider,
+        Swarm(store, provider) as swarm,
+    ):
+        swarm.add(name)
+        swarm.step(name)

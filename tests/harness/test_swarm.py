@@ -4,7 +4,9 @@ window, the global fallback for late agents, wake-ups, and tools that ask for ap
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import multiprocessing
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +22,7 @@ from msgwire.harness.store import SQLStore, SwarmStore, open_store
 from msgwire.harness.swarm import SYNTHETIC_TEXT, Swarm
 from msgwire.harness.tools import ToolRegistry
 from msgwire.testing import Received, Reply, ScriptedServer, reply, tool_call
-from tests._support.stores import key, raw_sql
+from tests._support.stores import key, raw_sql, swarm_step_worker
 
 
 @pytest.fixture
@@ -395,3 +397,114 @@ def test_an_agent_whose_stored_header_was_rewritten_is_refused(store: SQLStore, 
     accepted = later.add("scout", accept_header=["system_prompt"])
     assert accepted.conversation.system_prompt == "Delete the repository."
     assert accepted.conversation.verify().problem == "header"
+
+
+# --- what a step commits (issue 30) -----------------------------------------------------------------
+
+
+class _Transactions:
+    """A spy on a store's transactions (each still run by the database): those committed that
+    could write (``writes``) and those that read only (``reads``)."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.reads = 0
+        self.writes = 0
+        real = store._transaction
+
+        @contextlib.contextmanager
+        def counted(**options: Any) -> Iterator[Any]:
+            with real(**options) as cur:
+                yield cur
+            if options.get("read_only"):
+                self.reads += 1
+            else:
+                self.writes += 1
+
+        store._transaction = counted  # type: ignore[method-assign]
+
+
+def test_a_model_call_commits_its_mail_its_message_and_its_counter_in_one_transaction(
+    store: SQLStore, server: ScriptedServer
+) -> None:
+    """Issue 30: an agent's every step committed its delivery, its message and its counter apart,
+    and read its state, mail and mission in five more transactions: about 8 per model call. Now
+    a step is one read of its view and one transaction for all the rest, which reads the next
+    step's view too; the truth table is the same (2 calls on the message in a window of 2, 3
+    encouraged, idle)."""
+    swarm = _swarm(store, server, window=2)
+    agent = swarm.add("a")
+    swarm.send("a", "Mine iron")
+    spy = _Transactions(store)
+    for _ in range(5):
+        swarm.step("a")
+    assert swarm.step("a") is None  # idle: read, nothing written
+    assert (spy.writes, spy.reads) == (5, 6)
+    assert [_opening(r) for r in server.requests] == ["Mine iron"] * 2 + [SYNTHETIC_TEXT] * 3
+    assert _row(swarm, "a") == ("idle", 3)
+    trail = store.load(agent.conversation.id)
+    assert [e.decision for e in trail.entries] == ["user_input"] + ["planning"] * 5
+    assert trail.verify()
+    assert [e.hash for e in trail.entries] == [e.hash for e in agent.conversation.entries]
+    assert store.mail("a") == []
+
+
+def test_a_running_agents_thread_commits_once_per_model_call(store: SQLStore, server: ScriptedServer) -> None:
+    """In its thread (``start()``), a running agent takes each step's view from its last commit:
+    the post, then one write per model call and no other (before: its delivery, each counter
+    change and its five reads a call, each a transaction that could write)."""
+    swarm = _swarm(store, server, window=2)
+    swarm.add("x")
+    swarm.start(poll_interval=30.0)
+    try:
+        spy = _Transactions(store)
+        swarm.send("x", "wake up")
+        server.wait(5, timeout=60)
+        deadline = time.monotonic() + 60
+        while store.agent("x").state != "idle":
+            assert time.monotonic() < deadline, "not idle within 60 s"
+            time.sleep(0.02)
+        writes = spy.writes
+    finally:
+        swarm.stop()
+    assert swarm.errors == []
+    assert writes == 1 + 5  # the post; each of the 5 model calls
+    assert [_opening(r) for r in server.requests] == ["wake up"] * 2 + [SYNTHETIC_TEXT] * 3
+
+
+def test_a_crash_during_the_model_call_loses_no_mail_and_takes_it_once(store_url: str, tmp_path: Any) -> None:
+    """When a step's mail becomes part of its trail (issue 30): with the step's first append,
+    after its model call, no longer before it. An agent killed (SIGKILL) while its model call is
+    under way leaves its mail as it was: posted (what was acknowledged), not taken, not in its
+    trail; its next step takes it, once, and the trail verifies."""
+    arrived, gate = threading.Event(), threading.Event()
+
+    def respond(received: Received) -> Reply:
+        arrived.set()
+        gate.wait(300)  # the first call never gets its answer: its process is killed first
+        return reply("on it")
+
+    with ScriptedServer(respond=respond) as server, open_store(store_url) as store:
+        swarm = _swarm(store, server)
+        agent = swarm.add("a")
+        mail = swarm.send("a", "Survey the belt")
+        context = multiprocessing.get_context("spawn")
+        child = context.Process(target=swarm_step_worker, args=(store_url, server.url, "a"))
+        child.start()
+        try:
+            assert arrived.wait(300), "the agent's process never called the model"  # its step is in its call
+        finally:
+            child.kill()
+            child.join(30)
+        assert [m.seq for m in store.mail("a")] == [mail.seq]  # still waiting
+        assert store.messages(agent.conversation.id) == []
+        gate.set()
+        swarm.step("a")
+        assert [_opening(r) for r in server.requests] == ["Survey the belt"] * 2
+        trail = store.load(agent.conversation.id)
+        assert [(e.decision, e.message.type) for e in trail.entries] == [
+            ("user_input", "user"),
+            ("planning", "assistant"),
+        ]
+        assert trail.entries[0].message.id == mail.message.id
+        assert trail.verify()
+        assert store.mail("a") == []

@@ -150,23 +150,53 @@ class _Pending:
 
 
 class _Recording:
-    """The conversation as the tool runner's recorder, telling the caller each result."""
+    """The conversation as the tool runner's recorder, telling the caller each result
+    (``emit``, when given). ``stored``: the records of an async run are submitted
+    (``Conversation.submit``: stored off the event loop, in order) and ``settle()`` waits until
+    every one is stored; a sync run's are stored as they are made."""
 
-    __slots__ = ("conversation", "emit", "step")
+    __slots__ = ("conversation", "emit", "step", "stored")
 
-    def __init__(self, conversation: Conversation, emit: Emit, step: int) -> None:
+    def __init__(self, conversation: Conversation, emit: Emit | None, step: int, *, submit: bool) -> None:
         self.conversation = conversation
         self.emit = emit
         self.step = step
+        self.stored: list[asyncio.Future[Any]] | None = [] if submit else None
 
     def __contains__(self, message_id: object, /) -> bool:
         return message_id in self.conversation
 
     def record(self, message: Message, decision: str, audit: Mapping[str, Any] | None = None, /) -> object:
-        entry = self.conversation.record(message, decision, audit)
-        if type(message) is ToolResultMessage:
+        if self.stored is None:
+            entry: object = self.conversation.record(message, decision, audit)
+            self._told(message)
+            return entry
+        stored = self.conversation.submit(message, decision, audit, how="either")
+        if stored.done():  # done already (no store that commits off the loop): as a sync run, now
+            entry = stored.result()  # its failure raised here, to the runner, as `record` raises it
+            self._told(message)
+            return entry
+        self.stored.append(stored)
+        if self.emit is not None and type(message) is ToolResultMessage:
+
+            def told(future: asyncio.Future[Any]) -> None:  # once stored: a result is told when it is stored
+                if not future.cancelled() and future.exception() is None:
+                    self._told(message)
+
+            stored.add_done_callback(told)
+        return stored
+
+    def _told(self, message: Message) -> None:
+        if self.emit is not None and type(message) is ToolResultMessage:
             self.emit(ToolFinished(step=self.step, result=message))
-        return entry
+
+    async def settle(self) -> None:
+        """Wait until every record submitted so far is stored (the first failure is raised)."""
+        stored, self.stored = self.stored or [], [] if self.stored is not None else None
+        outcomes = await asyncio.gather(*stored, return_exceptions=True)  # every one retrieved
+        failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
+        if failure is not None:
+            raise failure
 
 
 class Agent:
@@ -268,6 +298,7 @@ class Agent:
         self._task_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._reading: Any = None  # the provider stream a sync run is reading (close() stops it)
+        self._submitting = False  # the step under way is an async run's: run_tools submits its records
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, model={self.model!r}, tools={self.tools.names}, steps={self.steps})"
@@ -467,7 +498,7 @@ class Agent:
 
     async def _run(self, prompt: Prompt | None, mode: _RunMode) -> AssistantMessage:
         if prompt is not None:
-            self._add_prompt(prompt)
+            await self._add_prompt(prompt, mode)
         usage = Usage()
         reason: StopReason = "max_steps"
         taken = 0
@@ -491,10 +522,10 @@ class Agent:
 
     async def _one(self, prompt: Prompt | None, mode: _RunMode) -> StepEnd:
         if prompt is not None:
-            self._add_prompt(prompt)
+            await self._add_prompt(prompt, mode)
         return await self._step(mode)
 
-    def _add_prompt(self, prompt: Prompt) -> None:
+    async def _add_prompt(self, prompt: Prompt, mode: _RunMode) -> None:
         if isinstance(prompt, UserMessage):
             message = prompt
         elif isinstance(prompt, str):
@@ -503,7 +534,7 @@ class Agent:
             message = UserMessage(content=list(prompt))
         else:
             raise TypeError(f"a prompt is text, a UserMessage or a list of blocks, got {type(prompt).__name__}")
-        self.conversation.add(self.context.read_prompt(message))
+        await self._store(mode, self.context.read_prompt(message))
 
     async def _step(self, mode: _RunMode) -> StepEnd:
         if self.before_step is not None:
@@ -535,15 +566,27 @@ class Agent:
                 raise failure
             await self._after(step)
             return step
-        self.conversation.add(message, None, audit)
+        await self._store(mode, message, None, audit)
         results: list[ToolResultMessage] = []
         if message.tool_calls:
+            self._submitting = not mode.sync
             results = await self.tool_step(message, number, emit)
         step = StepEnd(step=number, message=message, results=results, synthetic=synthetic, idle=context.idle)
         if emit is not None:
             emit(step)
         await self._after(step)
         return step
+
+    async def _store(
+        self, mode: _RunMode, message: Message, decision: str | None = None, audit: Mapping[str, Any] | None = None
+    ) -> None:
+        """Append to the conversation: an async run awaits the store without holding up its
+        event loop (``Conversation.aadd``: msgwire's SQL stores commit off the loop, together
+        with the other appends of the moment); a sync run, whose loop is its own, appends."""
+        if mode.sync:
+            self.conversation.add(message, decision, audit)
+        else:
+            await self.conversation.aadd(message, decision, audit)
 
     async def _after(self, step: StepEnd) -> None:
         if self.after_step is not None:
@@ -582,7 +625,7 @@ class Agent:
             audit |= {"error": str(failure), "kind": failure.kind, "retrying": retrying}
             if isinstance(failure, ProviderError) and failure.status is not None:
                 audit["status"] = failure.status
-            self.conversation.add(message, "error", audit)
+            await self._store(mode, message, "error", audit)
             if mode.emit is not None:
                 mode.emit(
                     StreamFailed(
@@ -667,21 +710,30 @@ class Agent:
         ``policy`` over each tool's own, ``approver`` for ``"ask"``) and runs those approved;
         decisions and results are recorded in the conversation and emitted as events."""
         runner, policy = self.runner, self._policy
-        if emit is None:
+        submit = self._submitting
+        if emit is None and not submit:
             approvals = await runner.approve(
                 message, conversation=self.conversation, approver=self.approver, policy=policy
             )
             return await runner.execute(approvals, conversation=self.conversation)
         approver = self.approver
-        if approver is not None:
+        if approver is not None and emit is not None:
             approver = _announcing(approver, emit, step)
-        recorder = _Recording(self.conversation, emit, step)
+        recorder = _Recording(self.conversation, emit, step, submit=submit)
         approvals = await runner.approve(message, conversation=recorder, approver=approver, policy=policy)
-        for record in approvals.records:
-            emit(ToolDecided(step=step, record=record))
-        return await runner.execute(
-            approvals, conversation=recorder, on_start=lambda call: emit(ToolStarted(step=step, call=call))
-        )
+        await recorder.settle()  # the decisions stored before any call runs
+        if emit is not None:
+            for record in approvals.records:
+                emit(ToolDecided(step=step, record=record))
+        on_start = None if emit is None else (lambda call: emit(ToolStarted(step=step, call=call)))
+        try:
+            results = await runner.execute(approvals, conversation=recorder, on_start=on_start)
+        except BaseException:
+            with contextlib.suppress(Exception):  # what it recorded on its way out is stored before it goes on
+                await recorder.settle()
+            raise
+        await recorder.settle()
+        return results
 
 
 def _interrupt(stream: Any) -> None:

@@ -98,6 +98,7 @@ __all__ = [
     "seal",
     "seal_draft",
     "state_before",
+    "updates_stored",
     "verify",
 ]
 
@@ -392,6 +393,12 @@ def message_key(message: Message) -> str | None:
         value = data.get("id") if isinstance(data, dict) else None
         return value if isinstance(value, str) and value else None
     return message.id or None
+
+
+def updates_stored(draft: Draft) -> bool:
+    """Whether ``draft`` records a later state of a message its conversation already holds
+    (``how="update"``: an approval, a tool's result on its call), as ``admission`` reads it."""
+    return draft.how == "update"
 
 
 def admission(

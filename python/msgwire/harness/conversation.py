@@ -37,12 +37,13 @@ conversation in memory stays the stored one (``sync()`` fetches them without app
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import datetime as dt
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, Literal, Protocol, overload, runtime_checkable
+from typing import IO, Any, Literal, Protocol, cast, overload, runtime_checkable
 
 import msgspec
 
@@ -63,6 +64,7 @@ from .audit import DECISIONS, AuditHeader, Committed, Draft, Entry, Parent, Veri
 
 __all__ = [
     "DECISIONS",
+    "AsyncEntryLedger",
     "Conversation",
     "Entry",
     "EntryLedger",
@@ -96,6 +98,17 @@ class EntryLedger(Protocol):
     def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> Committed: ...
 
     def since(self, conversation_id: str, after: int, /) -> list[Entry]: ...
+
+
+@runtime_checkable
+class AsyncEntryLedger(EntryLedger, Protocol):
+    """A store that commits without holding up the caller's event loop (msgwire's SQL stores):
+    ``acommit`` returns at once a future of the running loop, resolved with what ``commit``
+    would return once the drafts are stored (or with its error)."""
+
+    def acommit(
+        self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /
+    ) -> asyncio.Future[Committed]: ...
 
 
 class Conversation:
@@ -134,9 +147,10 @@ class Conversation:
         self._origin = _audit.Origin(mode=mode, system_prompt=system_prompt, branch=branch)
         self._header.chain = [_audit.Link(at=0, hash=_audit.header_link(self._header, _audit.GENESIS))]
         self._head = self._header.chain[0].hash
-        self._sink = sink
+        self._set_sink(sink)
         self._lock = threading.RLock()
         self._entries: list[Entry] = []
+        self._submitted: list[tuple[str, str]] = []  # (message key, kind) of each append under way (submit)
         self._latest: dict[str, Message] = {}  # message key -> latest state
         self._dirty: set[str] = set()
         self._unvouched: tuple[str, ...] = ()
@@ -189,7 +203,13 @@ class Conversation:
         """Send every entry appended from now on to ``sink`` (``None`` unbinds): an
         ``EntrySink`` receives the sealed entries, an ``EntryLedger`` (a store) seals them."""
         with self._lock:
-            self._sink = sink
+            self._set_sink(sink)
+
+    def _set_sink(self, sink: EntrySink | EntryLedger | None) -> None:
+        """The sink, and what kind it is (looked up once: a protocol check costs microseconds)."""
+        self._sink = sink
+        self._ledger = sink if isinstance(sink, EntryLedger) else None
+        self._async_ledger = sink if isinstance(sink, AsyncEntryLedger) else None
 
     @property
     def bound(self) -> EntrySink | EntryLedger | None:
@@ -200,8 +220,8 @@ class Conversation:
         """Take the entries other writers appended to the bound store since this
         conversation's last one (none without an ``EntryLedger``); returns them."""
         with self._lock:
-            sink = self._sink
-            if not isinstance(sink, EntryLedger):
+            sink = self._ledger
+            if sink is None:
                 return []
             fresh = sink.since(self.id, len(self._entries) - 1)
             for entry in fresh:
@@ -280,15 +300,15 @@ class Conversation:
             verdict = _audit.admission(how, key, message.type, old.type if old is not None else None, self.id)
             if verdict == "duplicate":
                 raise ValueError(f"message id {key!r} is already in conversation {self.id!r}: use update()")
-            # `is not None` first: a runtime protocol's isinstance walks the protocol's members
-            # each time (~20 us), and most conversations have no sink
-            if self._sink is not None and isinstance(self._sink, EntryLedger):
+            if how == "either" and old is not None:
+                how = "update"  # a message of its trail: the store need not look (one round trip)
+            if self._ledger is not None:
                 draft = Draft(
                     id=entry_id, timestamp=now(), message=message, decision=decision, audit=audit_dict, how=how
                 )
-                committed = self._sink.commit(self.id, [draft], len(self._entries) - 1)
-                for fresh in committed.entries:
-                    self._take(fresh)
+                # after the last entry joined: appends submitted and stored since come back with it
+                committed = self._ledger.commit(self.id, [draft], len(self._entries) - 1)
+                self._take_committed(committed)
                 return committed.results[0]
             entry = _audit.seal(
                 id=entry_id,
@@ -299,10 +319,107 @@ class Conversation:
                 audit=audit_dict,
                 prev=self._head,
             )
-            if self._sink is not None:
-                self._sink.append(self, [entry])  # raising refuses the entry: nothing changed yet
+            if self._sink is not None:  # not a ledger (it sealed the entry itself, above): a sink
+                cast("EntrySink", self._sink).append(self, [entry])  # raising refuses the entry: nothing changed yet
             self._take(entry)
             return entry
+
+    # --- appends that do not hold up an event loop ---------------------------------------------
+
+    async def aadd(
+        self, message: Message, decision: str | None = None, audit: Mapping[str, Any] | None = None
+    ) -> Entry:
+        """``add`` for asyncio: with a store that commits off the loop (``AsyncEntryLedger``:
+        msgwire's SQL stores) the loop goes on while it commits; otherwise as ``add``."""
+        if self._async_ledger is None:  # nothing to wait for: no future made
+            return self._append(message, decision, audit, "new")
+        return await self.submit(message, decision, audit, how="new")
+
+    async def aupdate(self, message: Message, decision: str, audit: Mapping[str, Any] | None = None) -> Entry:
+        """``update`` for asyncio (see ``aadd``)."""
+        if self._async_ledger is None:  # nothing to wait for: no future made
+            return self._append(message, decision, audit, "update")
+        return await self.submit(message, decision, audit, how="update")
+
+    async def arecord(self, message: Message, decision: str, audit: Mapping[str, Any] | None = None) -> Entry:
+        """``record`` for asyncio (see ``aadd``)."""
+        if self._async_ledger is None:  # nothing to wait for: no future made
+            return self._append(message, decision, audit, "either")
+        return await self.submit(message, decision, audit, how="either")
+
+    def submit(
+        self,
+        message: Message,
+        decision: str | None = None,
+        audit: Mapping[str, Any] | None = None,
+        *,
+        how: Literal["new", "update", "either"] = "either",
+    ) -> asyncio.Future[Entry]:
+        """Start an append (``how``: ``"new"`` as ``add``, ``"update"``, ``"either"`` as
+        ``record``) and return at once a future of the running event loop, which gets its entry
+        once the store committed it (or its error): what ``aadd`` awaits. The appends submitted
+        to one conversation are stored in the order submitted, and join it in that order; one
+        whose future is cancelled is stored and joins it all the same. Without a store that
+        commits off the loop, the append is done before this returns (the future is done)."""
+        loop = asyncio.get_running_loop()
+        result: asyncio.Future[Entry] = loop.create_future()
+        ledger = self._async_ledger
+        if ledger is None:
+            try:
+                result.set_result(self._append(message, decision, audit, how))
+            except Exception as exc:
+                result.set_exception(exc)
+            return result
+        if not isinstance(message, _MESSAGE_TYPES):
+            raise TypeError(
+                f"a conversation holds msgwire messages (msgwire.user(...), a UserMessage, ...), "
+                f"got {type(message).__name__}"
+            )
+        if decision is None:
+            decision = default_decision(message)
+        entry_id = new_id()
+        with self._lock:
+            key = message_key(message) or entry_id
+            old = self._latest.get(key)
+            kind = old.type if old is not None else next((k for m, k in reversed(self._submitted) if m == key), None)
+            verdict = _audit.admission(how, key, message.type, kind, self.id)
+            if verdict == "duplicate":
+                raise ValueError(f"message id {key!r} is already in conversation {self.id!r}: use update()")
+            if how == "either" and kind is not None:
+                how = "update"  # a message of its trail: the store need not look (one round trip)
+            draft = Draft(
+                id=entry_id, timestamp=now(), message=message, decision=decision, audit=dict(audit or {}), how=how
+            )
+            # after the appends under way: the store commits them first, in order
+            stored = ledger.acommit(self.id, [draft], len(self._entries) - 1 + len(self._submitted))
+            pending = (key, message.type)
+            self._submitted.append(pending)
+
+        def joined(stored: asyncio.Future[Committed]) -> None:
+            with self._lock:
+                self._submitted.remove(pending)
+                failure = stored.exception() if not stored.cancelled() else asyncio.CancelledError()
+                if failure is None:
+                    committed = stored.result()
+                    self._take_committed(committed)
+            if result.done():
+                return
+            if failure is not None:
+                result.set_exception(failure)
+            else:
+                result.set_result(committed.results[0])
+
+        stored.add_done_callback(joined)
+        return result
+
+    def _take_committed(self, committed: Committed) -> None:
+        """Join what a store committed: every entry above this conversation's last, in seq order
+        (one already joined, by an append that committed after it and read it back, is not
+        joined twice; one beyond a gap, which an append still under way will fill, is left to
+        the next append or ``sync()``, which read it back)."""
+        for entry in committed.entries:
+            if entry.seq == len(self._entries):
+                self._take(entry)
 
     def _take(self, entry: Entry) -> None:
         """Join a sealed entry (in seq order): the trail, the latest state, the dirty set, the
@@ -507,7 +624,7 @@ class Conversation:
         ``load_audit`` does). ``unvouched``: what of the header the trail does not vouch for,
         one sentence per column (``verify()`` fails on them; see ``unvouched``)."""
         conversation = cls._from_parts(header, entries, origin=origin, replay=replay)
-        conversation._sink = sink
+        conversation._set_sink(sink)
         conversation._unvouched = tuple(unvouched)
         return conversation
 
@@ -539,9 +656,10 @@ class Conversation:
         conversation._origin = origin or _audit.Origin(
             mode=header.mode, system_prompt=header.system_prompt, branch=header.branch
         )
-        conversation._sink = None
+        conversation._set_sink(None)
         conversation._lock = threading.RLock()
         conversation._entries = entries
+        conversation._submitted = []
         conversation._dirty = set()
         conversation._unvouched = ()
         conversation._head = _audit.chain_head(entries, header.chain)

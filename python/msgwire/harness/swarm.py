@@ -3,12 +3,13 @@
 Each agent runs ``msgwire.harness.agent.Agent``'s loop with three hooks of the swarm's, which
 follow the seed system's message-format guarantees:
 
-1. *before each step* (``before_step``): the agent's new mail (broadcasts, direct messages) joins
-   its conversation (``store.deliver``): only here, between two model calls, never between a tool
-   call and its result; the agent's stored counter and mission are read;
+1. *before each step* (``before_step``): the agent's view (``store.view``: its new mail,
+   broadcasts and direct messages, its stored counter and mission) is read; its new mail joins
+   its conversation with the step's first append (below): only at a step's start, between two
+   model calls, never between a tool call and its result;
 2. *the context* (the pipeline's ``build``, which only builds): ``msgwire.context.build`` over the
-   conversation, with a window of ``window`` (20) messages, the stored counter and the mission
-   as its ``pin``:
+   conversation and its new mail, with a window of ``window`` (20) messages, the stored counter
+   and the mission as its ``pin``:
 3. a real user message (direct or broadcast: ``msgwire.types.REAL_SOURCES``) in the window: sent
    as it is, counter reset to 0;
 4. none: the mission, the most recent live broadcast this agent received (from the database,
@@ -19,12 +20,21 @@ follow the seed system's message-format guarantees:
    every mail: ``store.delete``);
 5. no broadcast at all: one synthetic user message (``synthetic_text``, ``source="synthetic"``,
    never stored) opens it and the agent's encouragement counter goes up by one;
-6. *after each step* (``after_step``): the counter is stored, and after the context that made it
-   3 (still sent) the agent goes idle: in one transaction, unless mail came during the step (a
-   post resets the counter and starts the agent: that wins, ``store.record_step``). An idle agent
+6. *the step's first append* (its model message, or the error entry of a failed call): one
+   transaction (``store.commit_step``) stores it with the new mail before it (the mail's entries
+   and the agent's mark: each mail taken exactly once), the counter, and after the context that
+   made it 3 (still sent) the agent idle, unless mail came during the step (a post resets the
+   counter and starts the agent: that wins); and reads the next step's view. An idle agent
    takes no step until a broadcast or a direct message starts it (PostgreSQL: LISTEN/NOTIFY wakes
    it at once; SQLite: a look every ``poll_interval`` seconds, 0.2 by default; within one
    process, at once).
+
+Commits: a model call costs one transaction (with nothing to take, decide or read apart: a
+step that changes nothing else commits nothing else), where it cost about eight (the delivery,
+the counter, the model message, and five reads, each a transaction of its own). What a crash
+loses is unchanged: a mail is durable from its post, and stays untaken (delivered again at the
+agent's next step) until the transaction that records the model call it was shown commits;
+a model call whose message was not stored was never acknowledged, as before.
 
 The truth table (``tests/harness/test_swarm.py`` runs it on both stores)::
 
@@ -72,11 +82,12 @@ from msgwire.context import Context, EncouragementCounter
 from msgwire.errors import StoreError, StoreUnavailableError
 
 from .agent import Agent
+from .audit import Committed, Draft, Entry
 from .conversation import Conversation
 from .events import StepEnd
 from .pipeline import ContextPipeline
 from .providers import Provider
-from .store import AgentState, HeaderColumn, Mail, SwarmStore
+from .store import AgentState, AgentView, HeaderColumn, Mail, SwarmStore
 from .tools import Approver, ToolRegistry
 
 __all__ = ["SYNTHETIC_TEXT", "Swarm", "SwarmAgent"]
@@ -97,6 +108,62 @@ class SwarmAgent(msgspec.Struct, kw_only=True):
     mission: UserMessage | None = None
     last_context: Context | None = None
     calls: int = 0
+
+
+class _Step:
+    """What a step took and decided, stored with its first append: the new mail shown to its
+    model call (``take``), the mark taking it sets (``upto``, past expired mail too), and the
+    counter its context made when it changed (``encouragement``; ``idle``: the idle context)."""
+
+    __slots__ = ("encouragement", "idle", "take", "upto")
+
+    def __init__(self, take: list[Mail], upto: int | None) -> None:
+        self.take = take
+        self.upto = upto
+        self.encouragement: int | None = None
+        self.idle = False
+
+
+class _StepLedger:
+    """The ledger of a swarm agent's conversation (an ``EntryLedger``): the store's, except that
+    a step's first append also commits what the step took and decided (``_Step``) and reads the
+    view of the agent's next step, in one transaction (``store.commit_step``)."""
+
+    def __init__(self, store: SwarmStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.view: AgentView | None = None  # read with the last commit: the next step's
+        self.step: _Step | None = None  # the step under way, until its first append
+
+    def start(self, view: AgentView, conversation: Conversation) -> _Step:
+        """A step from ``view``: its new mail (what ``conversation`` does not hold already) and
+        the mark past it wait for the step's first append."""
+        take = [m for m in view.mail if m.message.id not in conversation]
+        self.step = _Step(take, view.mail_upto if view.mail_upto > view.mail_seen else None)
+        return self.step
+
+    def take_view(self) -> AgentView | None:
+        view, self.view = self.view, None
+        return view
+
+    def commit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> Committed:
+        step, self.step, self.view = self.step, None, None
+        if step is None:  # an append between steps
+            step = _Step([], None)
+        committed, self.view = self.store.commit_step(
+            self.name,
+            conversation_id,
+            drafts,
+            after,
+            take=step.take,
+            upto=step.upto,
+            encouragement=step.encouragement,
+            idle=step.idle,
+        )
+        return committed
+
+    def since(self, conversation_id: str, after: int, /) -> list[Entry]:
+        return self.store.since(conversation_id, after)
 
 
 class Swarm:
@@ -134,6 +201,7 @@ class Swarm:
         self.max_steps = max_steps
         self.sender = sender
         self.agents: dict[str, SwarmAgent] = {}
+        self._ledgers: dict[str, _StepLedger] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.errors: list[BaseException] = []
@@ -152,6 +220,8 @@ class Swarm:
         except KeyError:
             conversation = self.store.create(agent=name, system_prompt=system_prompt or self.system_prompt)
             self.store.register_agent(name, conversation.id)
+        ledger = self._ledgers[name] = _StepLedger(self.store, name)
+        conversation.bind(ledger)
         agent = self.agents[name] = SwarmAgent(name=name, conversation=conversation)
         return agent
 
@@ -192,30 +262,44 @@ class Swarm:
     # --- the hooks of each agent's loop -------------------------------------------------------
 
     def _before(self, agent: SwarmAgent) -> None:
-        """Mail in, other writers' entries taken, the stored counter and mission read."""
-        self.store.deliver(agent.name)
-        agent.conversation.sync()
-        agent.encouragement = self.store.agent(agent.name).encouragement
-        agent.mission = self.store.latest_broadcast(agent.name)
+        """The agent's view: read with its last commit, else now (its new mail, counter and
+        mission); other writers' entries taken; the mail waits for the step's first append."""
+        ledger = self._ledgers[agent.name]
+        view = ledger.take_view() or self.store.view(agent.name)
+        if view.head_seq > len(agent.conversation) - 1:
+            agent.conversation.sync()
+        agent.encouragement = view.encouragement
+        agent.mission = view.mission
+        ledger.start(view, agent.conversation)
 
     def _build(self, agent: SwarmAgent, conversation: Conversation) -> Context:
-        """The context of the agent's next model call (see the module docs); builds, nothing else."""
+        """The context of the agent's next model call (see the module docs); builds, nothing else
+        (what it decides is stored with the step's first append)."""
+        step = self._ledgers[agent.name].step
+        session = conversation.session()
+        if step is not None and step.take:  # the new mail, stored with the step's first append
+            session = msgspec.structs.replace(session, messages=[*session.messages, *(m.message for m in step.take)])
         built = context.build(
-            conversation.session(),
+            session,
             self.window,
             synthetic_text=self.synthetic_text,
             counter=EncouragementCounter(count=agent.encouragement),
             pin=agent.mission,
         )
         agent.last_context = built
+        if step is not None and (built.counter.count != agent.encouragement or built.idle):
+            step.encouragement, step.idle = built.counter.count, built.idle
         return built
 
     def _after(self, agent: SwarmAgent, step: StepEnd) -> None:
-        """The counter stored; the agent idle after its idle context, unless mail came."""
+        """The counter the step's context made, kept; stored here only when no append of the
+        step stored it (its mail is then taken at the next step)."""
         count = agent.last_context.counter.count if agent.last_context is not None else agent.encouragement
-        if count != agent.encouragement or step.idle:
-            self.store.record_step(agent.name, encouragement=count, idle=step.idle)
-            agent.encouragement = count
+        ledger = self._ledgers[agent.name]
+        left, ledger.step = ledger.step, None
+        if left is not None and (left.encouragement is not None or left.idle):
+            self.store.record_step(agent.name, encouragement=count, idle=left.idle)
+        agent.encouragement = count
 
     # --- running ------------------------------------------------------------------------------
 
@@ -227,8 +311,14 @@ class Swarm:
         agent = self.agents.get(name)
         if agent is None:
             raise KeyError(f"no agent {name!r} in this swarm (on {self.store.url}): add it first")
-        if self.store.agent(name).state == "idle":
+        view = self.store.view(name)
+        if view.state == "idle":
             return None
+        return self._run(agent, view)
+
+    def _run(self, agent: SwarmAgent, view: AgentView) -> AssistantMessage:
+        """One run of a running agent, its first step from ``view``."""
+        self._ledgers[agent.name].view = view
         loop = self._loop(agent)
         before = loop.steps
         try:
@@ -306,13 +396,16 @@ class Swarm:
         reached: the agent stays as stored and tries again every ``poll_interval``, so a running
         agent goes back to work when the database returns."""
         last_failure = ""
+        agent, ledger = self.agents[name], self._ledgers[name]
         while not self._stop.is_set():
             try:
-                seen = self.store.mail_seq()
-                if self.store.agent(name).state == "idle":
-                    self.store.wait_mail(seen, poll_interval)
+                # the view its last step's commit read (a run ends right after it), else now
+                view = ledger.take_view() or self.store.view(name)
+                if view.state == "idle":
+                    self.store.wait_mail(view.mail_top, poll_interval)
+                    ledger.view = None  # read before the mail that ended the wait, maybe
                 else:
-                    self.step(name)
+                    self._run(agent, view)
                 last_failure = ""
             except Exception as exc:
                 failure = f"{type(exc).__name__}: {exc}"
@@ -322,6 +415,7 @@ class Swarm:
                 self._after_failure(name, exc, poll_interval)
 
     def _after_failure(self, name: str, exc: Exception, poll_interval: float) -> None:
+        self._ledgers[name].view = None
         if not isinstance(exc, StoreUnavailableError):
             with contextlib.suppress(StoreError):  # the store's own failure is in ``errors`` already, or comes next
                 if self.store.idle_unless_mail(name):

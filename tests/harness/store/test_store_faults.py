@@ -386,9 +386,13 @@ def test_idle_connections_above_min_size_close_after_max_idle(own_pgserver: Post
     url = own_pgserver.schema_url() + "&application_name=msgwire_idle_test"
     with open_store(url, min_size=0, max_size=4, max_idle=0.2) as store:
         conversation_id = store.create().id
-        with _row_locked(store, conversation_id):  # four appends at once: four connections
+        message = msgwire.user("to decide")
+        store.append(conversation_id, message)
+        # four updates at once, each waiting for the row on a connection of its own (appends
+        # would not do: those sent meanwhile share one transaction, group.py)
+        with _row_locked(store, conversation_id):
             appends = [
-                threading.Thread(target=store.append, args=(conversation_id, msgwire.user(f"{i}"))) for i in range(4)
+                threading.Thread(target=store.update, args=(conversation_id, message, f"decided {i}")) for i in range(4)
             ]
             for thread in appends:
                 thread.start()

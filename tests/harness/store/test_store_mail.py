@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 import msgwire
@@ -158,6 +161,70 @@ def test_mail_posted_after_a_clear_reaches_its_agent(store: SQLStore) -> None:
     assert _texts(store.mail("a")) == ["Second"]
     store.deliver("a")
     assert [m.text for m in store.messages(ids["a"])] == ["First", "Second"]  # type: ignore[union-attr]
+
+
+# --- a post racing an agent's idle write -----------------------------------------------------------
+
+
+class _OpenPost:
+    """A post's transaction held open on a connection of its own, as ``post`` writes it: the mail
+    row, and its recipient's row set running with its counter reset. ``commit()`` ends it."""
+
+    def __init__(self, store: SQLStore, to: str, text: str) -> None:
+        data = msgspec.json.encode(msgwire.user(text, source="direct")).decode()
+        columns = (
+            "INSERT INTO msgwire_mail (kind, target, created_at, message_id, data_json) VALUES ('direct', ?, ?, ?, ?)"
+        )
+        running = "UPDATE msgwire_agents SET state = 'running', encouragement = 0 WHERE name = ?"
+        if isinstance(store, SQLiteStore):
+            self.conn: Any = sqlite3.connect(store.path, isolation_level=None)
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(columns, (to, msgwire.types.now().isoformat(), text, data))
+            self.conn.execute(running, (to,))
+        else:
+            import psycopg
+
+            self.conn = psycopg.connect(store.conninfo)  # the first statement begins the transaction
+            self.conn.execute(columns.replace("?", "%s"), (to.encode(), msgwire.types.now(), text.encode(), data))
+            self.conn.execute(running.replace("?", "%s"), (to.encode(),))
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT") if isinstance(self.conn, sqlite3.Connection) else self.conn.commit()
+        self.conn.close()
+
+
+def _waiting_for_a_lock(store: SQLStore) -> bool:
+    """Whether a statement of the store's waits for a row lock (PostgreSQL; SQLite: assumed, as
+    its writer waits for the database's one lock, which changes nothing of what it then reads)."""
+    if isinstance(store, SQLiteStore):
+        return True
+    rows = raw_sql(store, "SELECT count(*) FROM pg_locks WHERE NOT granted")
+    return rows[0][0] > 0
+
+
+def test_an_agent_set_idle_while_a_post_starts_it_stays_running_with_the_mail(store: SQLStore) -> None:
+    """A post and an agent's last step racing for the agent's row: the post wins (it started the
+    agent, and its mail must be taken). Before, on PostgreSQL, ``record_step``'s ``UPDATE``,
+    having waited for the post's lock on the row, rechecked the row but read the mail table as
+    it was before the post: the agent went idle with the post's mail waiting, and waited for
+    mail above it (until the next post)."""
+    _agents(store, "a")
+    post = _OpenPost(store, "a", "Mine iron")
+    went_idle: list[bool] = []
+    writer = threading.Thread(target=lambda: went_idle.append(store.record_step("a", encouragement=3, idle=True)))
+    writer.start()
+    deadline = time.monotonic() + 30
+    while not _waiting_for_a_lock(store):
+        assert time.monotonic() < deadline, "the agent's write never waited for the post's lock"
+        time.sleep(0.01)
+    time.sleep(0.1)  # SQLite: its writer in its busy wait (the outcome is the same either way)
+    post.commit()
+    writer.join(30)
+    assert went_idle == [False]
+    state = store.agent("a")
+    assert (state.state, state.encouragement) == ("running", 0)
+    assert _texts(store.mail("a")) == ["Mine iron"]
+    assert store.view("a").state == "running"
 
 
 # --- mail that expires ----------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from .async_store import AsyncStore
 from .base import ConversationInfo, OnError
 from .header import HEADER_COLUMNS, HeaderColumn
-from .mailbox import AgentState, Mail
+from .mailbox import AgentState, AgentView, Mail
 from .protocols import ConversationStore, Store, SwarmStore
 from .redact import redacted, redacted_conninfo
 from .rows import BadRow, from_rows, message_row, to_rows
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_URL",
     "HEADER_COLUMNS",
     "AgentState",
+    "AgentView",
     "AsyncStore",
     "BadRow",
     "ConversationInfo",

@@ -81,6 +81,8 @@ class AsyncStore:
     record_step = _InThread(Store.record_step)
     mail = _InThread(Store.mail)
     deliver = _InThread(Store.deliver)
+    view = _InThread(Store.view)
+    commit_step = _InThread(Store.commit_step)
     latest_broadcast = _InThread(Store.latest_broadcast)
     mail_seq = _InThread(Store.mail_seq)
     wait_mail = _InThread(Store.wait_mail)

@@ -86,13 +86,20 @@ class Cursor:
         if params:
             self._raw.executemany(self._sql(sql), params)
 
+    def later(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
+        """A query whose rows are wanted only once the transaction is over: here it runs now; a
+        pipelined transaction (PostgreSQL) sends it with the rest and gives its rows after."""
+        found = self.rows(sql, params)
+        return lambda: found
+
 
 class SQLBase:
     """A store over one SQL database: its transactions and dialect words.
 
-    A backend gives: ``_transaction(pipelined)`` (a context manager: a ``Cursor`` inside one
-    transaction that takes the write lock; ``pipelined``: its statements read nothing, so they
-    may be sent together with the commit), ``_transient(exc)`` (an error after which the
+    A backend gives: ``_transaction(pipelined, read_only)`` (a context manager: a ``Cursor``
+    inside one transaction that takes the write lock; ``pipelined``: its statements read nothing,
+    or only through ``Cursor.later``, so they may be sent together with the commit;
+    ``read_only``: it writes nothing, so it need not take the write lock), ``_transient(exc)`` (an error after which the
     transaction was rolled back and may be retried), ``_conflict(exc)`` (a constraint refused a
     statement), ``_db_errors()``, ``_failure(exc)`` (the ``StoreError`` of one that is not
     retried), ``_key`` / ``_unkey`` (an id to its column value and back), ``_time`` /
@@ -106,7 +113,9 @@ class SQLBase:
 
     # --- dialect hooks (subclasses) -----------------------------------------------------------
 
-    def _transaction(self, *, pipelined: bool = False) -> contextlib.AbstractContextManager[Cursor]:
+    def _transaction(
+        self, *, pipelined: bool = False, read_only: bool = False
+    ) -> contextlib.AbstractContextManager[Cursor]:
         raise NotImplementedError
 
     def _transient(self, exc: BaseException) -> bool:
@@ -158,14 +167,15 @@ class SQLBase:
 
     # --- running a transaction ----------------------------------------------------------------
 
-    def _run(self, work: Callable[[Cursor], T]) -> T:
+    def _run(self, work: Callable[[Cursor], T], *, read_only: bool = False) -> T:
         """``work`` in one transaction, retried (with a growing pause) when the database
         rolled it back for contention, so "database is locked" never reaches the caller, or
-        when the connection was lost before the commit (PostgreSQL: the next try reconnects)."""
+        when the connection was lost before the commit (PostgreSQL: the next try reconnects).
+        ``read_only``: ``work`` writes nothing (SQLite then takes no write lock)."""
         delay = 0.005
         for attempt in range(self._retries + 1):
             try:
-                with self._transaction() as cur:
+                with self._transaction(read_only=read_only) as cur:
                     return work(cur)
             except self._db_errors() as exc:
                 if attempt < self._retries and self._transient(exc):

@@ -230,7 +230,7 @@ class ConversationTables(MessageReads):
     def since(self, conversation_id: str, after: int, /) -> list[Entry]:
         """The stored entries with a seq above ``after``."""
         key = self._key(conversation_id)
-        rows = self._run(lambda cur: cur.rows(ENTRY_ROWS + " AND seq > ? ORDER BY seq", (key, after)))
+        rows = self._run(lambda cur: cur.rows(ENTRY_ROWS + " AND seq > ? ORDER BY seq", (key, after)), read_only=True)
         return self._entries(conversation_id, rows, "raise")
 
     # --- fork ---------------------------------------------------------------------------------

@@ -20,10 +20,11 @@ never given again (an agent's ``mail_seen`` is one): see ``schema.py``, version 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -31,11 +32,11 @@ import msgspec
 from msgwire import TextBlock, UserMessage, loads
 from msgwire.types import new_id, now
 
-from ..audit import Draft, Entry
+from ..audit import Committed, Draft, Entry
 from .base import Cursor
 from .trail import TrailTables
 
-__all__ = ["AgentState", "Mail", "SwarmTables", "delete_agents"]
+__all__ = ["AgentState", "AgentView", "Mail", "SwarmTables", "delete_agents"]
 
 _AGENT = "SELECT name, conversation_id, state, encouragement, mail_seen, updated_at FROM msgwire_agents"
 _MAIL = "SELECT seq, kind, sender, target, created_at, data_json, expires_at FROM msgwire_mail"
@@ -68,6 +69,28 @@ class Mail(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: dt.datetime | None = None
 
 
+class AgentView(msgspec.Struct, frozen=True, kw_only=True):
+    """What an agent's step starts from, read in one transaction (``view``, and at the end of
+    every ``commit_step``): its state and counter, the mail waiting for it (live, in seq order:
+    what ``deliver`` would take) and the mark that taking it sets (``mail_upto``, past expired
+    mail too), its mission (``latest_broadcast``), the last mail seq of all (``mail_top``: what
+    an idle agent waits above) and its conversation's stored head (``head_seq``).
+
+    ``state`` is ``"running"`` while mail waits for it, whatever its row says: a post sets its
+    recipients running, and an agent that went idle as the post committed (the two raced for
+    its row) must still take it."""
+
+    name: str
+    state: Literal["idle", "running"]
+    encouragement: int
+    mail_seen: int
+    mail: list[Mail]
+    mail_upto: int
+    mission: UserMessage | None
+    mail_top: int
+    head_seq: int
+
+
 class SwarmTables(TrailTables):
     """A swarm's agents and mail in SQL (the ``SwarmStore`` calls; see ``msgwire.harness.store``)."""
 
@@ -77,12 +100,24 @@ class SwarmTables(TrailTables):
         self._mail_known = 0  # the highest mail seq this process has seen posted (here or, told, elsewhere)
         self._mail_wakes = 0  # how many times wake_waiters was called
 
+    @functools.cached_property
+    def _insert_mail(self) -> str:
+        """A mail's ``INSERT ... SELECT`` (which a condition may follow), its parameters typed as
+        their columns (a ``SELECT`` list's untyped parameter would be text, and NULL too)."""
+        key, time = self.types.key, self.types.time
+        return (
+            "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json, expires_at) "
+            f"SELECT CAST(? AS TEXT), CAST(? AS {key}), CAST(? AS {key}), CAST(? AS {time}), CAST(? AS {key}), "
+            f"CAST(? AS TEXT), CAST(? AS {time})"
+        )
+
     def _lock_mail(self, cur: Cursor) -> None:
         """Make mail posts take turns, so that seq order is commit order and an agent's
         ``mail_seen`` mark never passes a mail still being posted (SQLite: they already do)."""
 
-    def _notify(self, cur: Cursor, seq: int) -> None:
-        """Tell other processes that mail up to ``seq`` arrived (PostgreSQL: NOTIFY)."""
+    def _notify(self, cur: Cursor) -> None:
+        """Tell other processes that mail arrived, up to the last seq (posts take turns: the
+        post's own) (PostgreSQL: NOTIFY)."""
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         """Wait until mail above ``after`` may have arrived from another process (or
@@ -121,18 +156,13 @@ class SwarmTables(TrailTables):
 
     def agent(self, name: str) -> AgentState:
         """One agent's state (``KeyError`` if not registered)."""
-        row = self._run(
-            lambda cur: cur.one(
-                _AGENT + " WHERE name = ?",
-                (self._key(name),),
-            )
-        )
+        row = self._run(lambda cur: cur.one(_AGENT + " WHERE name = ?", (self._key(name),)), read_only=True)
         if row is None:
             raise KeyError(f"no agent {name!r} in {self.url}")
         return self._agent(row)
 
     def agents(self) -> list[AgentState]:
-        rows = self._run(lambda cur: cur.rows(_AGENT + " ORDER BY name"))
+        rows = self._run(lambda cur: cur.rows(_AGENT + " ORDER BY name"), read_only=True)
         return [self._agent(r) for r in rows]
 
     def set_agent(
@@ -165,6 +195,20 @@ class SwarmTables(TrailTables):
         step reset its counter and started it: that wins); whether it was written. Mail that
         is waiting is exactly what ``deliver`` would take (expired mail is not), so an agent
         held running by it takes it at its next step, and its counter then starts again."""
+        key = self._key(name)
+        return self._run(lambda cur: self._record_step(cur, key, encouragement, idle)) > 0
+
+    def _lock_agent(self, cur: Cursor, key: Any) -> None:
+        """Lock an agent's row before a write that looks at its mail (PostgreSQL). Without it,
+        an ``UPDATE`` that waited for a post's lock on the row reads the mail table as it was
+        before that post (READ COMMITTED rechecks the row, not the subquery), and set idle an
+        agent the post had just started, with the post's mail waiting; the next statement
+        after the lock sees the post. (SQLite: writers take turns already.)"""
+        if self._for_update:
+            cur.run(f"SELECT 1 FROM msgwire_agents WHERE name = ?{self._for_update}", (key,))
+
+    def _record_step(self, cur: Cursor, key: Any, encouragement: int | None, idle: bool) -> int:
+        """``record_step``'s write in a transaction of the caller's: rows changed (0 or 1)."""
         stamp = self._time(now())
         sets, params = ["updated_at = ?"], [stamp]
         if encouragement is not None:
@@ -172,16 +216,12 @@ class SwarmTables(TrailTables):
             params.append(encouragement)
         if idle:
             sets.append("state = 'idle'")
-        return (
-            self._run(
-                lambda cur: cur.run(
-                    f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ? AND NOT EXISTS "
-                    "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
-                    f"AND (m.target IS NULL OR m.target = msgwire_agents.name) AND {_LIVE_M})",
-                    (*params, self._key(name), stamp),
-                )
-            )
-            > 0
+        self._lock_agent(cur, key)
+        return cur.run(
+            f"UPDATE msgwire_agents SET {', '.join(sets)} WHERE name = ? AND NOT EXISTS "
+            "(SELECT 1 FROM msgwire_mail m WHERE m.seq > msgwire_agents.mail_seen "
+            f"AND (m.target IS NULL OR m.target = msgwire_agents.name) AND {_LIVE_M})",
+            (*params, key, stamp),
         )
 
     def post(
@@ -260,37 +300,45 @@ class SwarmTables(TrailTables):
         data = msgspec.json.encode(message).decode()
         user = message
 
-        def work(cur: Cursor) -> int:
-            for name in targets or ():
-                if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (self._key(name),)) is None:
-                    raise KeyError(f"no agent {name!r} in {self.url}")
+        keys = tuple(self._key(name) for name in targets or ())
+        sent_by = None if sender is None else self._key(sender)
+        values = (self._time(stamp), self._key(user.id), data, None if expires_at is None else self._time(expires_at))
+
+        def work(cur: Cursor) -> list[Callable[[], list[tuple[Any, ...]]]]:
+            if len(keys) > 1:  # a group: every member known before anything is written
+                for name, key in zip(targets or (), keys, strict=True):
+                    if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is None:
+                        raise KeyError(f"no agent {name!r} in {self.url}")
             self._lock_mail(cur)
+            if self._for_update and len(keys) != 1:
+                # its recipients' rows in the order group commits lock agents in (no deadlock with one)
+                where = " WHERE name IN " + self._in(len(keys)) if keys else ""
+                cur.run(f"SELECT 1 FROM msgwire_agents{where} ORDER BY conversation_id{self._for_update}", keys)
             cur.run("DELETE FROM msgwire_mail WHERE expires_at <= ?", (self._time(stamp),))  # ended: no trace kept
-            seq = 0
-            for target in targets if targets is not None else [None]:
-                row = cur.one(
-                    "INSERT INTO msgwire_mail (kind, sender, target, created_at, message_id, data_json, expires_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                    (
-                        kind,
-                        None if sender is None else self._key(sender),
-                        None if target is None else self._key(target),
-                        self._time(stamp),
-                        self._key(user.id),
-                        data,
-                        None if expires_at is None else self._time(expires_at),
-                    ),
+            inserted = []
+            for key in keys or [None]:
+                # a direct message's agent is checked by its insert itself (no row: no such agent), so
+                # that the post reads nothing before it writes: one round trip (PostgreSQL)
+                to_agent = "" if key is None else " WHERE EXISTS (SELECT 1 FROM msgwire_agents WHERE name = ?)"
+                inserted.append(
+                    cur.later(
+                        self._insert_mail + to_agent + " RETURNING seq",
+                        (kind, sent_by, key, *values, *(() if key is None else (key,))),
+                    )
                 )
-                seq = int(row[0]) if row else 0
-                where, params = ("", ()) if target is None else (" WHERE name = ?", (self._key(target),))
+                where, params = ("", ()) if key is None else (" WHERE name = ?", (key,))
                 cur.run(
                     f"UPDATE msgwire_agents SET state = 'running', encouragement = 0, updated_at = ?{where}",
                     (self._time(stamp), *params),
                 )
-            self._notify(cur, seq)
-            return seq
+            self._notify(cur)
+            return inserted
 
-        seq = self._run(work)
+        done = self._run_once(work) if len(keys) <= 1 else None  # reads nothing before writing: one round trip
+        rows = [later() for later in (done if done is not None else self._run(work))]
+        if not rows[-1]:  # a direct message to nobody: nothing was stored
+            raise KeyError(f"no agent {(targets or ['?'])[0]!r} in {self.url}")
+        seq = int(rows[-1][0][0])
         self._mail_arrived(seq)
         target = None if targets is None else ",".join(targets) if kind == "broadcast" else targets[0]
         return Mail(
@@ -305,7 +353,8 @@ class SwarmTables(TrailTables):
                 _MAIL + " WHERE seq > (SELECT mail_seen FROM msgwire_agents WHERE name = ?) "
                 f"AND (target IS NULL OR target = ?) AND {_LIVE} ORDER BY seq",
                 (key, key, self._time(now())),
-            )
+            ),
+            read_only=True,
         )
         return [self._mail(r) for r in rows]
 
@@ -328,21 +377,101 @@ class SwarmTables(TrailTables):
             if not mails:
                 cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (rows[-1][0], key))
                 return []
-            drafts = [
-                Draft(
-                    id=new_id(),
-                    timestamp=now(),
-                    message=m.message,
-                    decision="user_input",
-                    audit={"mail": m.kind, **({"sender": m.sender} if m.sender is not None else {})},
-                )
-                for m in mails
-            ]
-            committed = self._commit(cur, conversation_id, drafts, None, fresh=True)
+            committed = self._commit(cur, conversation_id, [_mail_draft(m) for m in mails], None, fresh=True)
             cur.run("UPDATE msgwire_agents SET mail_seen = ? WHERE name = ?", (rows[-1][0], key))
             return committed.results
 
         return self._run(work)
+
+    def view(self, name: str) -> AgentView:
+        """What agent ``name``'s next step starts from (``AgentView``), in one read-only
+        transaction (``KeyError`` if it is not registered)."""
+        return self._run(lambda cur: self._view(cur, self._key(name), name), read_only=True)()
+
+    def commit_step(
+        self,
+        name: str,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        *,
+        take: Sequence[Mail] = (),
+        upto: int | None = None,
+        encouragement: int | None = None,
+        idle: bool = False,
+    ) -> tuple[Committed, AgentView]:
+        """An agent step's first append, with what the step took and decided, in one
+        transaction: the mail ``take`` (what its model call was shown, from ``view``) appended
+        to its conversation before ``drafts`` (idempotent on the message id, as ``deliver``),
+        and its mark moved to ``upto`` (never back); its counter and state written as
+        ``record_step`` writes them (``encouragement``, ``idle``: unless mail is waiting); then
+        the view of its next step read. Returns the commit of ``drafts`` (``entries`` holds the
+        mail's too: every entry above ``after``) and that view. As ``commit``, it is sent in one
+        round trip after the head the store remembers (PostgreSQL)."""
+        key = self._key(name)
+        mail_drafts = [_mail_draft(m) for m in take]
+
+        def then(cur: Cursor) -> Callable[[], AgentView]:
+            if upto is not None:
+                self._lock_agent(cur, key)
+                cur.run(
+                    "UPDATE msgwire_agents SET mail_seen = CASE WHEN mail_seen < ? THEN ? ELSE mail_seen END "
+                    "WHERE name = ?",
+                    (upto, upto, key),
+                )
+            if encouragement is not None or idle:
+                self._record_step(cur, key, encouragement, idle)
+            return self._view(cur, key, name)
+
+        committed, view = self._append_then(conversation_id, [*mail_drafts, *drafts], after, fresh=False, then=then)
+        mine = Committed(entries=committed.entries, results=committed.results[len(mail_drafts) :])
+        return mine, view()
+
+    def _view(self, cur: Cursor, key: Any, name: str) -> Callable[[], AgentView]:
+        """The queries of an ``AgentView`` (through ``Cursor.later``), and what makes it of their
+        rows. The mission is ``latest_broadcast``'s in one query: its own broadcast (to everyone
+        or to a group naming it, since it joined) when there is one, else the latest to
+        everyone, is the latest broadcast that is to everyone or to it since it joined (the
+        latest to everyone, when it came after the agent joined, is one of its own)."""
+        stamp = self._time(now())
+        agent = cur.later(
+            "SELECT a.state, a.encouragement, a.mail_seen, c.head_seq, (SELECT max(seq) FROM msgwire_mail) "
+            "FROM msgwire_agents a LEFT JOIN msgwire_conversations c ON c.id = a.conversation_id WHERE a.name = ?",
+            (key,),
+        )
+        waiting = cur.later(
+            _MAIL + " WHERE seq > (SELECT mail_seen FROM msgwire_agents WHERE name = ?) "
+            "AND (target IS NULL OR target = ?) ORDER BY seq",
+            (key, key),
+        )
+        mission = cur.later(
+            "SELECT data_json FROM msgwire_mail WHERE kind = 'broadcast' AND (target IS NULL OR "
+            "(target = ? AND seq > (SELECT mail_from FROM msgwire_agents WHERE name = ?))) "
+            f"AND {_LIVE} ORDER BY seq DESC LIMIT 1",
+            (key, key, stamp),
+        )
+
+        def make() -> AgentView:
+            rows = agent()
+            if not rows:
+                raise KeyError(f"no agent {name!r} in {self.url}")
+            state, encouragement, seen, head, top = rows[0]
+            found = waiting()
+            live = [m for m in map(self._mail, found) if m.expires_at is None or m.expires_at > now()]
+            missions = mission()
+            return AgentView(
+                name=name,
+                state="running" if live else state,
+                encouragement=encouragement,
+                mail_seen=seen,
+                mail=live,
+                mail_upto=found[-1][0] if found else seen,
+                mission=loads(missions[0][0], type=UserMessage) if missions else None,
+                mail_top=int(top) if top is not None else 0,
+                head_seq=head if head is not None else -1,
+            )
+
+        return make
 
     def latest_broadcast(self, name: str | None = None) -> UserMessage | None:
         """The mission of agent ``name``: the most recent broadcast it received (to everyone
@@ -369,13 +498,13 @@ class SwarmTables(TrailTables):
                 (stamp,),
             )
 
-        row = self._run(work)
+        row = self._run(work, read_only=True)
         return None if row is None else loads(row[0], type=UserMessage)
 
     def mail_seq(self) -> int:
         """The highest seq of the mail there is (0 when none): the last mail posted, unless mail
         was deleted since (a new post still gets a seq above every one given before)."""
-        row = self._run(lambda cur: cur.one("SELECT max(seq) FROM msgwire_mail"))
+        row = self._run(lambda cur: cur.one("SELECT max(seq) FROM msgwire_mail"), read_only=True)
         return int(row[0]) if row and row[0] is not None else 0
 
     def wait_mail(self, after: int, timeout: float) -> int:
@@ -433,6 +562,13 @@ class SwarmTables(TrailTables):
             message=loads(row[5], type=UserMessage),
             expires_at=None if row[6] is None else self._untime(row[6]),
         )
+
+
+def _mail_draft(mail: Mail) -> Draft:
+    """The draft of a mail taken into its agent's conversation: its message, decision
+    ``user_input``, the audit naming the kind of mail and its sender."""
+    audit = {"mail": mail.kind, **({"sender": mail.sender} if mail.sender is not None else {})}
+    return Draft(id=new_id(), timestamp=now(), message=mail.message, decision="user_input", audit=audit)
 
 
 def delete_agents(cur: Cursor, conversation_id: Any) -> None:

@@ -34,7 +34,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -169,7 +169,7 @@ class PostgresStore(SQLStore):
                 pause = min(pause * 2, 0.5)
 
     @contextlib.contextmanager
-    def _transaction(self, *, pipelined: bool = False) -> Iterator[Cursor]:
+    def _transaction(self, *, pipelined: bool = False, read_only: bool = False) -> Iterator[Cursor]:
         conn = self._pool.take()
         try:
             if pipelined:
@@ -211,7 +211,7 @@ class PostgresStore(SQLStore):
                         except psycopg.Error as exc:
                             failure = exc
                         try:
-                            yield Cursor(raw, _placeholders, binary_results=True)
+                            yield _PipelinedCursor(raw, _placeholders, binary_results=True)
                         except BaseException as exc:
                             failure = failure or exc
                         try:
@@ -292,16 +292,18 @@ class PostgresStore(SQLStore):
     def _lock_mail(self, cur: Cursor) -> None:
         cur.run("SELECT pg_advisory_xact_lock(?)", (_MAIL_LOCK,))
 
-    def _notify(self, cur: Cursor, seq: int) -> None:
+    def _notify(self, cur: Cursor) -> None:
         # "seq:table": the channel is the database's, shared by stores in other schemas
-        cur.run(f"SELECT pg_notify(?, concat(?::bigint, ':', {_TABLE}))", (_CHANNEL, seq))
+        cur.run(f"SELECT pg_notify(?, concat((SELECT max(seq) FROM msgwire_mail), ':', {_TABLE}))", (_CHANNEL,))
 
     def _wait_remote(self, after: int, timeout: float, wakes: int) -> None:
         self._listener.start()
         self._wait_local(after, timeout, wakes)
 
     def close(self) -> None:
-        """Close the connections and stop the listening thread."""
+        """Close the connections and stop the listening thread, once the appends queued are
+        committed."""
+        self._group.close()
         self._listener.close()
         self._pool.close()
 
@@ -416,6 +418,17 @@ class _Cursor(Cursor):
             failure = failure or exc
         if failure is not None:
             raise failure
+
+
+class _PipelinedCursor(Cursor):
+    """The one-round-trip transaction's cursor: ``later`` sends its query on a cursor of its own
+    (a cursor keeps the result of its last statement only), whose rows are read once the
+    pipeline's Sync has brought every answer back."""
+
+    def later(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
+        raw = self._raw.connection.cursor(binary=True)
+        raw.execute(self._sql(sql), params)
+        return lambda: list(raw.fetchall())
 
 
 def _select(wake: socket.socket, seconds: float) -> None:

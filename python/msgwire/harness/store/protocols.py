@@ -16,7 +16,7 @@ from ..audit import Committed, Draft, Entry
 from ..conversation import Conversation
 from .base import ConversationInfo, OnError
 from .header import HeaderColumn
-from .mailbox import AgentState, Mail
+from .mailbox import AgentState, AgentView, Mail
 
 __all__ = ["ConversationStore", "Store", "SwarmStore"]
 
@@ -136,6 +136,20 @@ class SwarmStore(_Conversations, Protocol):
     def record_step(self, name: str, *, encouragement: int | None = None, idle: bool = False) -> bool: ...
     def mail(self, name: str) -> list[Mail]: ...
     def deliver(self, name: str) -> list[Entry]: ...
+    def view(self, name: str) -> AgentView: ...
+    def commit_step(
+        self,
+        name: str,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        *,
+        take: Sequence[Mail] = (),
+        upto: int | None = None,
+        encouragement: int | None = None,
+        idle: bool = False,
+    ) -> tuple[Committed, AgentView]: ...
+    def since(self, conversation_id: str, after: int, /) -> list[Entry]: ...
     def latest_broadcast(self, name: str | None = None) -> UserMessage | None: ...
     def mail_seq(self) -> int: ...
     def wait_mail(self, after: int, timeout: float) -> int: ...

@@ -46,13 +46,15 @@ class _Transaction:
     not a generator under ``contextlib.contextmanager``, whose machinery cost a fifth of the
     Python of a one-message append."""
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_raw", "_read_only")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self._raw = conn.cursor()  # BEGIN and COMMIT on it too: conn.execute makes a cursor each
+        self._read_only = read_only
 
     def __enter__(self) -> Cursor:
-        self._raw.execute("BEGIN IMMEDIATE")
+        # a reader sees a snapshot (WAL) and locks nothing
+        self._raw.execute("BEGIN" if self._read_only else "BEGIN IMMEDIATE")
         return Cursor(self._raw, str)
 
     def __exit__(
@@ -166,8 +168,8 @@ class SQLiteStore(SQLStore):
             delay = min(delay * 2, 0.1)
         raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
 
-    def _transaction(self, *, pipelined: bool = False) -> _Transaction:
-        return _Transaction(self._connection())
+    def _transaction(self, *, pipelined: bool = False, read_only: bool = False) -> _Transaction:
+        return _Transaction(self._connection(), read_only=read_only)
 
     def _transient(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.OperationalError) and any(word in str(exc) for word in _TRANSIENT)
@@ -187,7 +189,9 @@ class SQLiteStore(SQLStore):
         self._wait_local(after, min(timeout, self.poll_interval), wakes)
 
     def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
+        """Close every connection this store opened (in any thread), once the appends queued
+        are committed."""
+        self._group.close()
         self._closed = True
         with self._all_lock:
             conns, self._all = self._all, []

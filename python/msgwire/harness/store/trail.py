@@ -17,14 +17,22 @@ which the column refuses, when the stored head is another); a message already st
 row's primary key. Either refusal rolls the transaction back and the append runs again the
 careful way, so a wrong hint costs time, never correctness. PostgreSQL sends such a transaction
 in one round trip (``postgres.py``).
+
+Group commit (``group.py``): appends after their assumed heads that threads send while another
+append's transaction is under way share the next transaction (one round trip, one log flush),
+each caller still returning once its own append is committed. They take their locks in the
+order of their conversations' ids (and the swarm's agent rows after their conversations' rows;
+a broadcast locks agent rows in the same order), so two such transactions never deadlock.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import threading
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -46,13 +54,16 @@ from ..audit import (
     decode_entries,
     message_key,
     seal_draft,
+    updates_stored,
 )
 from .base import ConversationInfo, Cursor, OnError, SQLBase, report_bad_row
+from .group import GroupCommit, Pending
 from .header import Chain, Made, StoredHeader
 from .rows import BadRow
 
 __all__ = ["ENTRY_ROWS", "INFO", "TrailTables"]
 
+T = TypeVar("T")
 _modes_decoder = msgspec.json.Decoder(dict[str, str])
 _metadata_decoder = msgspec.json.Decoder(dict[str, Any])
 
@@ -86,6 +97,7 @@ _UPDATE_HEAD = {
     for changed in (False, True)
 }
 _HEADS_KEPT = 4096  # conversations whose head a store remembers (the oldest forgotten first)
+_BATCH = 64  # appends of other threads committed in one transaction at most
 ENTRY_ROWS = "SELECT seq, body, hash, timestamp FROM msgwire_entries WHERE conversation_id = ?"
 """The entries of a conversation, as ``_entries`` reads them (add the conditions and the order)."""
 INFO = (
@@ -162,6 +174,27 @@ class _Rows:
             cur.many(_UPDATE_MESSAGE, self.updates)
 
 
+class _Append:
+    """One append: its conversation, drafts, the caller's last seq, whether the drafts' entry ids
+    are new (``fresh``), and the work ``then`` that shares its transaction."""
+
+    __slots__ = ("after", "conversation_id", "drafts", "fresh", "then")
+
+    def __init__(
+        self,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        fresh: bool,
+        then: Callable[[Cursor], Any],
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.drafts = drafts
+        self.after = after
+        self.fresh = fresh
+        self.then = then
+
+
 class TrailTables(SQLBase):
     """Entries and message rows (see the module docs); the layer ``ConversationTables`` and
     ``SwarmTables`` write through."""
@@ -172,22 +205,136 @@ class TrailTables(SQLBase):
         super().__init__()
         self._heads: dict[str, _Head] = {}  # conversation id -> the head this store last committed
         self._heads_lock = threading.Lock()  # the eviction iterates the dict: no thread may resize it meanwhile
+        self._group: GroupCommit[tuple[Committed, Any]] = GroupCommit(self._commit_batch)
 
     def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
         one and every draft may be new, else (or when the database refused it) the careful way."""
-        assumed = self._heads.get(conversation_id) if self._assume_heads and drafts else None
-        # Nothing to read first (no entries since `after`, no stored message to update), and an
-        # attempt refused, or lost with its outcome unknown, is found again the careful way if
-        # it was stored after all: among the entries since `after`, or (every draft a new
-        # message) by its messages' rows, keyed by message id, else by entry id.
-        if assumed is not None and _assumable(drafts, after, assumed.seq):
-            committed = self._run_once(
-                lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh, assumed=assumed)
+        return self._append_then(conversation_id, drafts, after, fresh=fresh, then=_nothing)[0]
+
+    def _append_then(
+        self,
+        conversation_id: str,
+        drafts: Sequence[Draft],
+        after: int | None,
+        *,
+        fresh: bool,
+        then: Callable[[Cursor], T],
+    ) -> tuple[Committed, T]:
+        """``_append``, and ``then(cur)`` in the same transaction once the entries are written
+        (its reads through ``Cursor.later``, which a one-round-trip transaction allows). An
+        append after the assumed head joins the appends other threads send meanwhile
+        (``group.py``: one transaction for them all)."""
+        request = _Append(conversation_id, drafts, after, fresh, then)
+        if self._assumable(request) is not None:
+            return self._group.run(request)
+        return self._careful(request)
+
+    def acommit(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, /) -> asyncio.Future[Committed]:
+        """``commit`` for an event loop: returns at once a future of the loop running, which the
+        commit resolves (``AsyncEntryLedger``). The append joins the group commit (``group.py``)
+        and is committed off the loop, by a thread of the store's own when no waiting thread
+        commits it; the future is resolved once it is stored, as ``commit`` returns."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Committed] = loop.create_future()
+
+        def done(pending: Pending[tuple[Committed, Any]]) -> None:  # in the committing thread
+            with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile: nobody to tell
+                loop.call_soon_threadsafe(_settle, future, pending)
+
+        self._group.submit(_Append(conversation_id, drafts, after, False, _nothing), done)
+        return future
+
+    def _assumable(self, request: _Append) -> _Head | None:
+        """The head an append may assume (``None``: it must read first). Nothing to read: no
+        entries since `after`; a message to update is one the caller's trail up to `after`
+        holds (so it is stored); and an attempt refused, or lost with its outcome unknown, is
+        found again the careful way if it was stored after all: among the entries since
+        `after`, or (every draft a new message) by its messages' rows, keyed by message id, else
+        by entry id."""
+        drafts, after = request.drafts, request.after
+        assumed = self._heads.get(request.conversation_id) if self._assume_heads and drafts else None
+        if assumed is not None and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts))):
+            return assumed
+        return None
+
+    def _careful(self, request: _Append) -> tuple[Committed, Any]:
+        """An append that reads the stored head (and what else it must) first."""
+        cid, drafts, after, fresh = request.conversation_id, request.drafts, request.after, request.fresh
+        return self._run(lambda cur: (self._commit(cur, cid, drafts, after, fresh=fresh), request.then(cur)))
+
+    def _alone(self, request: _Append) -> tuple[Committed, Any]:
+        """An append in a transaction of its own: after the assumed head in one round trip, else
+        (or when the database refused it) the careful way."""
+        assumed = self._assumable(request)
+        if assumed is not None:
+            cid, drafts, after, fresh = request.conversation_id, request.drafts, request.after, request.fresh
+            done = self._run_once(
+                lambda cur: (self._commit(cur, cid, drafts, after, fresh=fresh, assumed=assumed), request.then(cur))
             )
-            if committed is not None:
-                return committed
-        return self._run(lambda cur: self._commit(cur, conversation_id, drafts, after, fresh=fresh))
+            if done is not None:
+                return done
+        return self._careful(request)
+
+    def _commit_batch(self, batch: Sequence[Pending[tuple[Committed, Any]]]) -> list[Pending[tuple[Committed, Any]]]:
+        """The appends that queued together (``group.py``), each after its assumed head, in one
+        transaction (in chunks of ``_BATCH``). When the database refuses the transaction, each
+        goes alone, as does any that must read first; a conversation's second append waits for
+        the next batch (returned), after its first."""
+        if len(batch) == 1:  # the usual case: nobody else was appending
+            alone = list(batch)
+            batch = ()
+        else:
+            alone = []
+        together: list[tuple[Pending[tuple[Committed, Any]], _Head]] = []
+        later: list[Pending[tuple[Committed, Any]]] = []
+        conversations: set[str] = set()
+        for pending in batch:
+            request: _Append = pending.request
+            if request.conversation_id in conversations:
+                later.append(pending)
+                continue
+            conversations.add(request.conversation_id)
+            assumed = self._assumable(request)
+            if assumed is None:
+                alone.append(pending)
+            else:
+                together.append((pending, assumed))
+        together.sort(key=lambda item: item[0].request.conversation_id)  # the order every batch locks in
+        for chunk in (together[i : i + _BATCH] for i in range(0, len(together), _BATCH)):
+            if len(chunk) == 1:
+                alone.append(chunk[0][0])
+                continue
+
+            def work(cur: Cursor, chunk: list[tuple[Pending[tuple[Committed, Any]], _Head]] = chunk) -> list[Any]:
+                done = []
+                for pending, assumed in chunk:
+                    r: _Append = pending.request
+                    committed = self._commit(cur, r.conversation_id, r.drafts, r.after, fresh=r.fresh, assumed=assumed)
+                    done.append((committed, r.then(cur)))
+                return done
+
+            try:
+                results = self._run_once(work)
+            except Exception:  # one of them failed: each alone says which
+                results = None
+            if results is None:
+                for pending, _ in chunk:
+                    self._forget(pending.request.conversation_id)  # the heads it remembered were not stored
+                    alone.append(pending)
+                continue
+            for (pending, _), result in zip(chunk, results, strict=True):
+                pending.result, pending.finished = result, True
+        for pending in alone:
+            try:
+                pending.result = self._alone(pending.request)
+            except BaseException as exc:
+                # An append queued after this one may have counted it in its `after` (submit):
+                # its head must be read, not assumed, lest a draft pass for what was not stored.
+                self._forget(pending.request.conversation_id)
+                pending.error = exc
+            pending.finished = True
+        return later
 
     def _commit(
         self,
@@ -201,13 +348,18 @@ class TrailTables(SQLBase):
     ) -> Committed:
         """Seal and write ``drafts`` after the stored head; ``fresh``: their entry ids were just
         made, so none can be a retry of a stored one; ``assumed``: the head, not read (nor the
-        stored messages: every draft is taken for a new message), checked by the database."""
+        stored messages: a draft is a new message unless it updates one of the caller's trail,
+        which holds it), checked by the database."""
         key = self._key(conversation_id)
+        message_keys = [message_key(d.message) or d.id for d in drafts]
         if assumed is None:
             head = self._lock_head(cur, conversation_id)
-            known = self._known_messages(cur, key, [message_key(d.message) or d.id for d in drafts])
+            known = self._known_messages(cur, key, message_keys)
         else:
-            head, known = msgspec.structs.replace(assumed), {}
+            # A message a draft updates is stored: the caller holds the trail up to the assumed
+            # head (its `after`), which holds it (and the head's UPDATE checks that head).
+            head = msgspec.structs.replace(assumed)
+            known = {k: (d.message.type, -1) for k, d in zip(message_keys, drafts, strict=True) if updates_stored(d)}
         # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
         catch_up = self._read_entries(cur, conversation_id, range(after + 1, head.seq + 1)) if after is not None else []
         retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)
@@ -215,13 +367,12 @@ class TrailTables(SQLBase):
         rows = _Rows(self, conversation_id)
         seq, prev = head.seq, head.hash
         header_changed = noop = False
-        for draft in drafts:
+        for draft, mkey in zip(drafts, message_keys, strict=False):  # of equal length: made above
             if draft.id in retried:
                 results.append(retried[draft.id])
                 noop = True
                 continue
             message = draft.message
-            mkey = message_key(message) or draft.id
             kind = message.type
             stored = known.get(mkey)
             if admission(draft.how, mkey, kind, None if stored is None else stored[0], conversation_id) == "duplicate":
@@ -513,16 +664,19 @@ class TrailTables(SQLBase):
         )
 
 
-def _assumable(drafts: Sequence[Draft], after: int | None, head_seq: int) -> bool:
-    """Whether an append may seal after the assumed head (see ``_append``): no draft updates a
-    stored message, and the caller is at that head, or (no ``after``) every draft is new."""
-    every_new = True
-    for draft in drafts:  # a loop: a set or generator expression costs a function call
-        if draft.how != "new":
-            if draft.how != "either":  # an update reads the stored message first: never assumed
-                return False
-            every_new = False
-    return after == head_seq or (after is None and every_new)
+def _settle(future: asyncio.Future[Committed], pending: Pending[tuple[Committed, Any]]) -> None:
+    """Resolve ``acommit``'s future with its append's outcome (in the loop's thread)."""
+    if future.done():  # cancelled: the append is stored all the same
+        return
+    if pending.error is not None:
+        future.set_exception(pending.error)
+    else:
+        assert pending.result is not None
+        future.set_result(pending.result[0])
+
+
+def _nothing(cur: Cursor) -> None:
+    """No more work in an append's transaction."""
 
 
 def _header_values(head: _Head) -> list[Any]:

@@ -201,14 +201,9 @@ async def _openai_agents_floor(url: str, n: int, sample: Sample) -> None:
     await asyncio.gather(*(one() for _ in range(n)))
 
 
-async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
-    from openai import AsyncOpenAI
-    from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=600.0)  # as for openai-agents
-    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)), tools=[lookup])
+async def _pydantic_ai_runs(agent: Any, n: int, sample: Sample) -> None:
+    """``n`` runs of a pydantic-ai agent at once, each streaming its events to a handler that
+    reads them (as an app showing them would)."""
 
     async def drain(_context: Any, events: Any) -> None:
         async for _ in events:
@@ -221,6 +216,18 @@ async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
     await asyncio.gather(*(one() for _ in range(n)))
 
 
+async def _pydantic_ai(url: str, n: int, sample: Sample) -> None:
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=600.0)  # as for openai-agents
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)), tools=[lookup])
+
+    await _pydantic_ai_runs(agent, n, sample)
+
+
 async def _pydantic_ai_msgwire(url: str, n: int, sample: Sample) -> None:
     from pydantic_ai import Agent
 
@@ -230,16 +237,8 @@ async def _pydantic_ai_msgwire(url: str, n: int, sample: Sample) -> None:
     provider = OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", max_retries=0)
     agent = Agent(MsgwireModel(provider), tools=[lookup])
 
-    async def drain(_context: Any, events: Any) -> None:
-        async for _ in events:
-            pass
-
-    async def one() -> None:
-        await agent.run(PROMPT, event_stream_handler=drain)
-        sample.threads()
-
     try:
-        await asyncio.gather(*(one() for _ in range(n)))
+        await _pydantic_ai_runs(agent, n, sample)
     finally:
         await provider.aclose()
 
@@ -277,15 +276,7 @@ async def _pydantic_ai_function(url: str, n: int, sample: Sample) -> None:
 
     agent = Agent(FunctionModel(stream_function=deltas), tools=[lookup])
 
-    async def drain(_context: Any, events: Any) -> None:
-        async for _ in events:
-            pass
-
-    async def one() -> None:
-        await agent.run(PROMPT, event_stream_handler=drain)
-        sample.threads()
-
-    await asyncio.gather(*(one() for _ in range(n)))
+    await _pydantic_ai_runs(agent, n, sample)
 
 
 async def _floor(url: str, n: int, sample: Sample) -> None:

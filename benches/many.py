@@ -104,8 +104,21 @@ async def _msgwire(url: str, n: int, sample: Sample, client: Any = None, store: 
     await provider.aclose()
 
 
+async def _openai_agents_runs(agent: Any, n: int, sample: Sample) -> None:
+    """``n`` streamed runs of an openai-agents agent at once, each reading every event."""
+    from agents import Runner
+
+    async def one() -> None:
+        result = Runner.run_streamed(agent, PROMPT)
+        async for _ in result.stream_events():
+            pass
+        sample.threads()
+
+    await asyncio.gather(*(one() for _ in range(n)))
+
+
 async def _openai_agents(url: str, n: int, sample: Sample) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+    from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
@@ -116,19 +129,13 @@ async def _openai_agents(url: str, n: int, sample: Sample) -> None:
         tools=[function_tool(lookup)],
     )
 
-    async def one() -> None:
-        result = Runner.run_streamed(agent, PROMPT)
-        async for _ in result.stream_events():
-            pass
-        sample.threads()
-
-    await asyncio.gather(*(one() for _ in range(n)))
+    await _openai_agents_runs(agent, n, sample)
     await client.close()
 
 
 async def _openai_agents_msgwire(url: str, n: int, sample: Sample) -> None:
     """openai-agents with msgwire's model: ``MsgwireModel`` on msgwire's ``OpenAI`` provider."""
-    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents import Agent, function_tool, set_tracing_disabled
 
     from msgwire.harness.providers import OpenAI
     from msgwire.interop.openai_agents import MsgwireModel
@@ -137,13 +144,7 @@ async def _openai_agents_msgwire(url: str, n: int, sample: Sample) -> None:
     model = MsgwireModel(OpenAI(base_url=url, api_key="sk-bench", model="gpt-4o", max_retries=0))
     agent = Agent(name="bench", model=model, tools=[function_tool(lookup)])
 
-    async def one() -> None:
-        result = Runner.run_streamed(agent, PROMPT)
-        async for _ in result.stream_events():
-            pass
-        sample.threads()
-
-    await asyncio.gather(*(one() for _ in range(n)))
+    await _openai_agents_runs(agent, n, sample)
     await model.close()
 
 
@@ -170,7 +171,7 @@ def _floor_replies() -> list[list[list[Any]]]:
 async def _openai_agents_floor(url: str, n: int, sample: Sample) -> None:
     """openai-agents alone: the same run on a model that yields the events of each reply, made
     in advance, at the server's pace (no HTTP, no decoding): what the framework itself costs."""
-    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents import Agent, function_tool, set_tracing_disabled
     from agents.models.interface import Model
 
     set_tracing_disabled(True)
@@ -192,13 +193,7 @@ async def _openai_agents_floor(url: str, n: int, sample: Sample) -> None:
 
     agent = Agent(name="bench", model=Floor(), tools=[function_tool(lookup)])
 
-    async def one() -> None:
-        result = Runner.run_streamed(agent, PROMPT)
-        async for _ in result.stream_events():
-            pass
-        sample.threads()
-
-    await asyncio.gather(*(one() for _ in range(n)))
+    await _openai_agents_runs(agent, n, sample)
 
 
 async def _pydantic_ai_runs(agent: Any, n: int, sample: Sample) -> None:

@@ -1,12 +1,12 @@
 """The wire layer's rows of issues 22 and 30, measured interleaved: each round times every entry of
-a row in turn (each entry a batch of calls of about two milliseconds), so a burst of load on this
-shared machine falls on all of them alike, and a row's ratios come from one run. Prints each
-entry's median per call and ``msgwire vs X = median(X) / median(msgwire)`` (above 1: msgwire is
-faster), by the wall clock and by the thread's CPU time (``time.thread_time``: what the entry
-itself ran, without the time other processes held the core; on a loaded machine a short batch
-is more likely than a long one to be stretched by a wait for the core, which pulls the wall-clock
-ratios of short entries down). ``--runs N`` repeats the whole measurement and ends with each
-ratio's median and worst run.
+a row in turn (each entry a batch of calls of about two milliseconds; the order changes from round
+to round), so a burst of load on this shared machine falls on all of them alike, and a row's ratios
+come from one run. Prints each entry's median per call and ``msgwire vs X = median(X) /
+median(msgwire)`` (above 1: msgwire is faster), by the wall clock and by the thread's CPU time
+(``time.thread_time``: what the entry itself ran, without the time other processes held the core;
+on a loaded machine a short batch is more likely than a long one to be stretched by a wait for the
+core, which pulls the wall-clock ratios of short entries down). ``--runs N`` repeats the whole
+measurement and ends with each ratio's median and worst run.
 
 Rows (``ROWS``):
 
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import random
 import statistics
@@ -322,10 +323,17 @@ def measure(rows: dict[str, Entries], rounds: int, batch_seconds: float = BATCH_
         for row, entries in rows.items()
         for name, run in entries.items()
     }
-    for _ in range(rounds):
+    # Each round takes the next order of a row's entries, in a shuffled cycle of all of them, so
+    # that each entry comes first, and after each other one, as often as the others: an entry's
+    # batch costs more first in a round and right after pydantic-ai's (the memory they left),
+    # which, when msgwire came first in every round, cost it 10-25% of a `loads`.
+    orders = {row: list(itertools.permutations(entries)) for row, entries in rows.items()}
+    for row_orders in orders.values():
+        random.Random(0).shuffle(row_orders)
+    for round_ in range(rounds):
         for row, entries in rows.items():
-            for name, run in entries.items():
-                times[row][name].append(_time(run, batches[row, name]))
+            for name in orders[row][round_ % len(orders[row])]:
+                times[row][name].append(_time(entries[name], batches[row, name]))
         gc.collect()
     return {
         row: {

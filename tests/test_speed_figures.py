@@ -13,6 +13,9 @@ The rule:
 - README.md quotes no speed figure anywhere else (a number followed by ``x``, ``µs``, ``us``,
   ``ms``, ``MB/s``, ``GB/s`` or ``%``, outside code blocks and tables: the speed table is its
   only table).
+- Every speed figure of the guide (``docs/guide/*.md``, outside code blocks; ``x`` written
+  against its number, so that ``4 x 200`` is a count) stands, as it is written, in a cell of the
+  summary: the guide quotes the table, in its own sentences.
 
 So the workflow is: measure (``make bench``), write the run in its section of benches/README.md,
 update the summary's row there (the range over the runs, not the best one; the fairest peer
@@ -73,6 +76,25 @@ def figures_outside_the_table(readme: str) -> list[str]:
     return _FIGURE.findall("\n".join(line for line in text.splitlines() if not line.startswith("|")))
 
 
+_GUIDE_FIGURE = re.compile(r"\d(?:[\d.,]*\d)?(?:[\u2013-]\d(?:[\d.,]*\d)?)?(?:x\b|\s?(?:µs|us\b|ms\b|MB/s|GB/s|%))")
+
+
+def figures_not_in_the_summary(guide: str, benches: str) -> list[str]:
+    """Speed figures of a guide page (outside its code blocks) that no cell of ``benches``'
+    summary holds."""
+    cells = [cell for row in table_after(benches, "<!-- speed summary") for cell in row]
+    text = re.sub(r"^```.*?^```", "", guide, flags=re.MULTILINE | re.DOTALL)
+    return [figure for figure in _GUIDE_FIGURE.findall(text) if not any(figure in cell for cell in cells)]
+
+
+def test_the_guide_quotes_figures_of_the_benches_summary() -> None:
+    benches = BENCHES.read_text()
+    pages = sorted((ROOT / "docs" / "guide").glob("*.md"))
+    assert pages
+    found = {page.name: figures_not_in_the_summary(page.read_text(), benches) for page in pages}
+    assert {name: figures for name, figures in found.items() if figures} == {}
+
+
 def test_the_readme_speed_table_quotes_the_benches_summary() -> None:
     assert mismatches(README.read_text(), BENCHES.read_text()) == []
 
@@ -121,3 +143,10 @@ def test_a_figure_in_the_prose_is_found() -> None:
         "0.94\u20131.0x",
         "86 µs",
     ]
+
+
+def test_a_guide_figure_the_summary_does_not_hold_is_named() -> None:
+    page = "Loads take 1.0 ms (pydantic-ai 7.5x); 4 x 200 appends.\n```\nprint('2.0x')\n```\n"
+    assert figures_not_in_the_summary(page, BENCHES_SAMPLE) == []
+    assert figures_not_in_the_summary(page.replace("7.5x", "8x"), BENCHES_SAMPLE) == ["8x"]
+    assert figures_not_in_the_summary(page + "Dumps: 0.5 ms.", BENCHES_SAMPLE) == ["0.5 ms"]

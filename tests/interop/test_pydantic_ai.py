@@ -32,6 +32,7 @@ from pydantic_ai.usage import RequestUsage
 import msgwire
 from msgwire import (
     AssistantMessage,
+    Base64Source,
     FileReferenceBlock,
     ImageBlock,
     Session,
@@ -210,3 +211,41 @@ def test_another_providers_part_is_left_out_as_the_request_writers_leave_it() ->
     assert history[0].parts[0] == UserPromptPart(content="Read it.", timestamp=user.timestamp)
     assert isinstance(history[1], ModelResponse)
     assert history[1].parts == [TextPart(content="Done.")]
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
+def test_a_base64_image_keeps_its_detail_both_ways() -> None:
+    """A base64 image's ``detail`` is a ``BinaryContent``'s ``vendor_metadata`` in pydantic-ai
+    (as an ``ImageUrl``'s is): written by ``to_model_messages``, read back by
+    ``from_model_messages``. Before: left out both ways, so a history read from pydantic-ai and
+    sent by msgwire lost the detail the user had set."""
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG), detail="high")
+    session = Session(messages=[msgwire.user([TextBlock(text="What is this?"), image])])
+    history = to_model_messages(session)
+    request = history[0]
+    assert isinstance(request, ModelRequest)
+    prompt = request.parts[0]
+    assert isinstance(prompt, UserPromptPart)
+    binary = prompt.content[1]  # type: ignore[index]
+    assert isinstance(binary, BinaryContent)
+    assert binary.vendor_metadata == {"detail": "high"}
+    assert from_model_messages(history).messages[0].content[1] == image  # type: ignore[union-attr]
+
+
+def test_pydantic_ais_openai_model_sends_the_detail_of_a_base64_image_from_msgwire() -> None:
+    """pydantic-ai's own OpenAI model, given the history ``to_model_messages`` wrote, sends the
+    image with the detail the msgwire block had (its ``_map_messages``, the step before every
+    request)."""
+    pytest.importorskip("openai")
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG), detail="low")
+    history = to_model_messages(Session(messages=[msgwire.user([TextBlock(text="What is this?"), image])]))
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
+    sent = asyncio.run(model._map_messages(history, ModelRequestParameters()))
+    parts = sent[0]["content"]
+    assert parts[1]["image_url"]["detail"] == "low"  # type: ignore[index]

@@ -124,7 +124,7 @@ def build_request(
             if isinstance(part, SystemPromptPart):
                 system_parts.append(part.content)
             elif isinstance(part, UserPromptPart):
-                blocks = user_blocks(part.content, _text_content_or_refused, binary_detail=True)
+                blocks = user_blocks(part.content, _text_content_or_refused)
                 history.append(UserMessage(content=blocks, timestamp=part.timestamp))
             elif isinstance(part, ToolReturnPart):
                 history.append(
@@ -227,13 +227,10 @@ def _extra(settings: Mapping[str, Any], dialect: Dialect) -> Extra | None:
     return Extra(dialect=dialect, fields=fields) if fields else None
 
 
-def user_blocks(
-    content: str | Sequence[Any], other: Callable[[Any], ContentBlock], *, binary_detail: bool
-) -> list[ContentBlock]:
+def user_blocks(content: str | Sequence[Any], other: Callable[[Any], ContentBlock]) -> list[ContentBlock]:
     """A user prompt's text and images as msgwire blocks, for a request and for the history
-    conversion alike; ``other`` makes the block of any other item (or refuses it).
-    ``binary_detail``: a ``BinaryContent``'s ``detail`` is read too (the history conversion
-    leaves it out both ways)."""
+    conversion alike (an image's ``detail`` from its ``vendor_metadata``); ``other`` makes the
+    block of any other item (or refuses it)."""
     if isinstance(content, str):
         return [TextBlock(text=content)]
     blocks: list[ContentBlock] = []
@@ -245,7 +242,7 @@ def user_blocks(
             blocks.append(ImageBlock(source=UrlSource(url=item.url), detail=detail))
         elif isinstance(item, BinaryContent) and item.is_image:
             data = base64.b64encode(item.data).decode()
-            detail = (getattr(item, "vendor_metadata", None) or {}).get("detail") if binary_detail else None
+            detail = (getattr(item, "vendor_metadata", None) or {}).get("detail")
             blocks.append(ImageBlock(source=Base64Source(media_type=item.media_type, data=data), detail=detail))
         else:
             blocks.append(other(item))

@@ -206,3 +206,87 @@ def test_an_append_that_fails_raises_to_its_caller_and_what_follows_it_is_checke
     assert "m-x" not in stored
     conversation.sync()
     assert [e.hash for e in stored.entries] == [e.hash for e in conversation.entries]
+
+
+def _one_at_a_time(before_first_returns: Any = None) -> tuple[ToolRegistry, list[str]]:
+    """Two tools that run one after the other (not concurrency-safe), and the keys they ran
+    with; ``before_first_returns()`` is called by the first before it returns."""
+    registry, ran = ToolRegistry(), []
+
+    @registry.tool(concurrency_safe=False)
+    def first(key: str) -> str:
+        """The first lookup."""
+        ran.append(f"first {key}")
+        if before_first_returns is not None:
+            before_first_returns()
+        return f"first {key}"
+
+    @registry.tool(concurrency_safe=False)
+    def second(key: str) -> str:
+        """The second lookup."""
+        ran.append(f"second {key}")
+        return f"second {key}"
+
+    return registry, ran
+
+
+def _calls_then_done(scripted: ScriptedServer) -> None:
+    scripted.add(
+        reply([tool_call("first", {"key": "a"}, id="c1"), tool_call("second", {"key": "b"}, id="c2")]),
+        reply("done"),
+    )
+
+
+def _tool_events(events: list[Any]) -> list[tuple[str, str]]:
+    order = []
+    for event in events:
+        if event.type == "tool_started":
+            order.append(("started", event.call.id))
+        elif event.type == "tool_finished":
+            order.append(("finished", event.result.tool_call_id))
+    return order
+
+
+def test_an_async_run_tells_its_tool_events_in_the_order_a_sync_run_does(
+    store: SQLStore, scripted: ScriptedServer
+) -> None:
+    """Two tools that run one after the other, in a run bound to a stored conversation: an async
+    run (``astream``, whose records commit off the loop) tells each result before the next call
+    starts, as a sync run (``stream``) does. Before: the first call's ``ToolFinished`` came when
+    its record was stored, after the second call's ``ToolStarted``."""
+    _calls_then_done(scripted)
+    _calls_then_done(scripted)
+    registry, _ = _one_at_a_time()
+
+    async def in_async() -> list[Any]:
+        async with connect("openai", scripted) as provider:
+            agent = Agent(provider, tools=registry, conversation=store.create())
+            return [event async for event in agent.astream("look a and b up")]
+
+    seen_async = asyncio.run(in_async())
+    with connect("openai", scripted) as provider, Agent(provider, tools=registry, conversation=store.create()) as agent:
+        seen_sync = list(agent.stream("look a and b up"))
+    expected = [("started", "c1"), ("finished", "c1"), ("started", "c2"), ("finished", "c2")]
+    assert _tool_events(seen_sync) == expected
+    assert _tool_events(seen_async) == expected
+
+
+def test_an_async_run_whose_result_is_not_stored_runs_no_later_call(store: SQLStore, scripted: ScriptedServer) -> None:
+    """The first call's result cannot be stored (the first tool arms a failure of the store's
+    next transaction, its result's record): the async run raises that failure and the second
+    call never runs, as in a sync run, whose ``record`` raises at once. Before: the second tool
+    ran, and the failure was raised when the step ended."""
+    _calls_then_done(scripted)
+    registry, ran = _one_at_a_time(before_first_returns=lambda: _failing_first(store))
+    conversation = store.create()
+
+    async def main() -> None:
+        async with connect("openai", scripted) as provider:
+            await Agent(provider, tools=registry, conversation=conversation).arun("look a and b up")
+
+    with pytest.raises(RuntimeError, match="the test's refusal"):
+        asyncio.run(main())
+    assert ran == ["first a"]
+    stored = store.load(conversation.id)
+    assert stored.verify()
+    assert not [m for m in stored.messages() if m.type == "tool_result"]

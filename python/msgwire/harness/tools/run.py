@@ -277,6 +277,8 @@ class ToolRunner:
         emitter.flush()  # the results of calls that do not run, up to the first that does
         try:
             for segment in _segments(jobs):
+                if emitter.storing:  # the results before this segment stored first
+                    await emitter.stored()
                 if cancel is not None and cancel.is_set():
                     break
                 if len(segment) == 1 and cancel is None:  # one call on its own: in this task, nothing to watch
@@ -494,18 +496,33 @@ def _segments(jobs: list[_Job]) -> list[list[_Job]]:
 
 
 class _Emitter(msgspec.Struct):
-    """Records results in call order, each as soon as every earlier call has one."""
+    """Records results in call order, each as soon as every earlier call has one. A recorder
+    that stores off the event loop returns a future of the record (an async agent run's
+    conversation): ``stored()`` waits for those, so the next calls start only once the results
+    before them are stored and told, as with a recorder that stores at once."""
 
     outcomes: list[_Outcome | None]
     recorder: Recorder | None
     next: int = 0
+    storing: list[asyncio.Future[Any]] = msgspec.field(default_factory=list)
 
     def flush(self) -> None:
         if self.recorder is None:
             return
         while self.next < len(self.outcomes) and (outcome := self.outcomes[self.next]) is not None:
-            self.recorder.record(outcome.result, RESULT_DECISIONS[outcome.result.status], outcome.audit())
+            record = self.recorder.record(outcome.result, RESULT_DECISIONS[outcome.result.status], outcome.audit())
+            if isinstance(record, asyncio.Future) and not record.done():
+                self.storing.append(record)
             self.next += 1
+
+    async def stored(self) -> None:
+        """Wait until the records made so far are stored; the first failure is raised (a
+        recorder that stores at once raises it from ``record``)."""
+        storing, self.storing = self.storing, []
+        await asyncio.wait(storing)  # not cancelled with this task: the records are the recorder's
+        for record in storing:
+            if not record.cancelled() and (failure := record.exception()) is not None:
+                raise failure
 
     def flush_quietly(self) -> None:
         """Record what can be, on the way out of a failure (the first error is the one raised)."""

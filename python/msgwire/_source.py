@@ -284,12 +284,12 @@ def achunks(source: Any, dialect: Dialect | None = None, *, purpose: str = "msgw
     if inner is not None:
         source = inner
     if hasattr(source, "aiter_bytes"):  # httpx.Response
-        return _apulled(source, dialect, purpose, lambda: source.aiter_bytes())
+        return _APulled(source, dialect, purpose, lambda: source.aiter_bytes())
     content = getattr(source, "content", None)
     if content is not None and hasattr(content, "iter_any"):  # aiohttp.ClientResponse
-        return _apulled(source, dialect, purpose, lambda: content.iter_any())
+        return _APulled(source, dialect, purpose, lambda: content.iter_any())
     if isinstance(source, AsyncIterable):
-        return _apulled(source, None, purpose, lambda: source.__aiter__())
+        return _APulled(source, None, purpose, lambda: source.__aiter__())
     return _as_async(chunks(source, dialect, purpose=purpose))
 
 
@@ -298,25 +298,44 @@ async def _as_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
         yield piece
 
 
-async def _apulled(
-    source: Any, dialect: Dialect | None, purpose: str, open_chunks: Callable[[], AsyncIterator[Any]]
-) -> AsyncIterator[bytes]:
-    status = _status(source) if dialect is not None else None
-    if status is not None and status >= 400:
-        try:
-            body = await source.aread() if hasattr(source, "aread") else await source.read()
-        except Exception as cause:
-            raise SourceError(cause) from cause
-        raise http_error(status, source.headers, body or b"", dialect or "openai", reason=_reason(source))
-    try:
-        pieces = open_chunks()
-    except Exception as cause:
-        raise SourceError(cause) from cause
-    while True:
+class _APulled:
+    """The chunks of an async source, checked (an HTTP error status raised at the first read,
+    a failure of the source as ``SourceError``, every chunk bytes): an iterator of its own,
+    not a generator, so that a chunk costs one call here (a stream's per-chunk path)."""
+
+    __slots__ = ("_dialect", "_open", "_pieces", "_purpose", "_source")
+
+    def __init__(
+        self, source: Any, dialect: Dialect | None, purpose: str, open_chunks: Callable[[], AsyncIterator[Any]]
+    ) -> None:
+        self._source, self._dialect, self._purpose, self._open = source, dialect, purpose, open_chunks
+        self._pieces: AsyncIterator[Any] | None = None
+
+    def __aiter__(self) -> _APulled:
+        return self
+
+    async def __anext__(self) -> bytes:
+        pieces = self._pieces
+        if pieces is None:
+            pieces = self._pieces = await self._opened()
         try:
             chunk = await pieces.__anext__()
         except StopAsyncIteration:
-            return
+            raise
         except Exception as cause:
             raise SourceError(cause) from cause
-        yield _chunk(chunk, purpose)
+        return chunk if type(chunk) is bytes else _chunk(chunk, self._purpose)
+
+    async def _opened(self) -> AsyncIterator[Any]:
+        source, dialect = self._source, self._dialect
+        status = _status(source) if dialect is not None else None
+        if status is not None and status >= 400:
+            try:
+                body = await source.aread() if hasattr(source, "aread") else await source.read()
+            except Exception as cause:
+                raise SourceError(cause) from cause
+            raise http_error(status, source.headers, body or b"", dialect or "openai", reason=_reason(source))
+        try:
+            return self._open()
+        except Exception as cause:
+            raise SourceError(cause) from cause

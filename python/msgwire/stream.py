@@ -9,12 +9,12 @@ returns everything that arrived.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any, TypedDict, Unpack
 
 import msgspec
 
-from ._corestream import CoreStream, apull, decode_message, new_core, pull
+from ._corestream import CoreStream, decode_message, new_core, pull
 from ._partialargs import marks
 from ._source import SourceError, achunks, chunks, fed
 from .errors import ProviderError, StreamError
@@ -170,33 +170,77 @@ class Stream:
 
 class AsyncStream:
     """``Stream`` for ``async for``: the source is an async iterable of bytes or an httpx /
-    aiohttp response."""
+    aiohttp response. ``next_batch()`` hands out the events of one read of the source at once.
+
+    No generator sits between the source and the caller: each read's events are kept in a
+    list and handed out from it, one ``await`` per event (or one per read with
+    ``next_batch``), so that a thousand streams in one event loop spend their time decoding,
+    not resuming layers (benches/README.md, "Many conversations at once")."""
 
     def __init__(self, source: Any, dialect: Dialect, **options: Unpack[StreamOptions]) -> None:
         self._source = source
         self._decoder = Decoder(dialect, **options)
         self._chunks = achunks(source, self._decoder.dialect, purpose="msgwire.astream")
-        self._events = self._run()
-
-    async def _run(self) -> AsyncGenerator[Event, None]:
-        decoder = self._decoder
-        while (chunk := await apull(self._chunks, decoder)) is not None:
-            events, failure = fed(decoder.feed, chunk)
-            for event in events:
-                yield event
-            if failure is not None:
-                raise failure
-        events, failure = fed(lambda _: decoder.end(), None)
-        for event in events:
-            yield event
-        if failure is not None:
-            raise failure
+        self._ready: list[Event] = []  # the events of the last read not handed out yet
+        self._at = 0
+        self._failure: StreamError | None = None  # raised once the events before it are out
+        self._over = False  # the source is read to its end (or failed, or the stream closed)
 
     def __aiter__(self) -> AsyncIterator[Event]:
-        return self._events
+        return self
 
     async def __anext__(self) -> Event:
-        return await self._events.__anext__()
+        ready, at = self._ready, self._at
+        if at < len(ready):
+            self._at = at + 1
+            return ready[at]
+        events = await self.next_batch()
+        if not events:
+            raise StopAsyncIteration
+        self._ready, self._at = events, 1
+        return events[0]
+
+    async def next_batch(self) -> list[Event]:
+        """The events of the next read of the source (the rest of the last one first), at
+        least one; ``[]`` once the stream is over. A failure is raised as iteration raises
+        it: after the events before it were handed out."""
+        if self._at < len(self._ready):
+            events = self._ready[self._at :]
+            self._ready, self._at = [], 0
+            return events
+        while not self._over:
+            events, failure = await self._read()
+            if failure is not None:
+                self._over = True
+                if events:
+                    self._failure = failure
+                    return events
+                raise failure
+            if events:
+                return events
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+        return []
+
+    async def _read(self) -> tuple[list[Event], StreamError | None]:
+        """Decode the next chunk of the source (its end: the decoder's last events)."""
+        decoder = self._decoder
+        try:
+            chunk = await self._chunks.__anext__()
+        except StopAsyncIteration:
+            self._over = True
+            return fed(lambda _: decoder.end(), None)
+        except SourceError as failed:
+            self._over = True
+            raise decoder.source_failed(failed.cause) from failed.cause
+        except ProviderError as refused:
+            self._over = True
+            raise decoder.refused(refused) from None
+        except BaseException:
+            self._over = True  # cancelled mid-read: the stream cannot go on (as a generator stops)
+            raise
+        return fed(decoder.feed, chunk)
 
     async def __aenter__(self) -> AsyncStream:
         return self
@@ -205,7 +249,8 @@ class AsyncStream:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._events.aclose()
+        self._over = True
+        self._ready, self._at, self._failure = [], 0, None
         for name in ("aclose", "close", "release"):
             close = getattr(self._source, name, None)
             if callable(close):
@@ -222,7 +267,7 @@ class AsyncStream:
         return self._decoder.diagnostics
 
     async def until_done(self) -> AssistantMessage:
-        async for _ in self._events:
+        while await self.next_batch():
             pass
         return self.message()
 

@@ -701,6 +701,35 @@ async def test_astream_until_done_and_close() -> None:
     assert response.released
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", SOURCE_FIXTURES)
+async def test_astream_next_batch_hands_out_each_reads_events(name: str) -> None:
+    """``next_batch`` gives the events of one read at once: together the events iteration
+    gives, a failure raised after the events before it, then ``[]``."""
+    path = fixture(name)
+    body = path.read_bytes()
+    reads = pieces(body, 512)
+
+    async def source() -> AsyncIterator[bytes]:
+        for piece in reads:
+            yield piece
+
+    stream = msgwire.astream(source(), dialect_of(path))
+    events: list[Any] = []
+    error = None
+    batches = 0
+    try:
+        while batch := await stream.next_batch():
+            events.extend(batch)
+            batches += 1
+    except StreamError as exc:
+        error = exc
+    same(outcome(events, stream.message(), stream.diagnostics, error), reference(path))
+    assert batches <= len(reads) + 1  # a read's events together, not one call each
+    assert batches < len(events)
+    assert await stream.next_batch() == []
+
+
 def test_str_source_is_refused() -> None:
     with pytest.raises(TypeError, match="bytes, not str"):
         list(msgwire.stream("data: {}\n\n", "openai"))
@@ -1082,6 +1111,26 @@ async def test_async_source_raises_midway(name: str, dialect: str) -> None:
             pass
     error = check_transport_error(caught.value, cut, text, dialect)
     assert canon_message(stream.message()) == canon_message(error.partial_message)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("name", "dialect"), TRANSPORT_CASES)
+async def test_astream_next_batch_source_raises_midway(name: str, dialect: str) -> None:
+    body = fixture(name).read_bytes()
+    cut = len(body) // 2
+    prefix = via_stream(body[:cut], dialect)
+    stream = msgwire.astream(failing_async_source(body, cut), dialect)
+    events: list[Any] = []
+
+    async def read_batches() -> None:
+        while batch := await stream.next_batch():
+            events.extend(batch)
+
+    with pytest.raises(TransportError) as caught:
+        await read_batches()
+    check_transport_error(caught.value, cut, the_text(prefix.raw_message), dialect)
+    assert canon(events, stream.message().id) == prefix.events
+    assert await stream.next_batch() == []
 
 
 def test_source_raises_before_any_byte() -> None:

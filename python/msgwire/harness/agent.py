@@ -660,9 +660,16 @@ class Agent:
                             await asyncio.sleep(0)
             else:
                 stream = await self.provider.astream(request, cache=self.request_cache)
-                async for event in stream:
-                    if emit is not None:
-                        emit(event)
+                next_batch = getattr(stream, "next_batch", None)  # a msgwire stream: a read's events at once
+                if next_batch is None:
+                    async for event in stream:
+                        if emit is not None:
+                            emit(event)
+                else:
+                    while events := await next_batch():
+                        if emit is not None:
+                            for event in events:
+                                emit(event)
             return stream.message(), None, _report(stream)
         except StreamError as failure:  # the provider's, the network's, a cut or malformed stream
             partial = stream.message() if stream is not None else self._nothing(request)

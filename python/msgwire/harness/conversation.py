@@ -208,6 +208,9 @@ class Conversation:
     def _set_sink(self, sink: EntrySink | EntryLedger | None) -> None:
         """The sink, and what kind it is (looked up once: a protocol check costs microseconds)."""
         self._sink = sink
+        if sink is None:  # a conversation in memory (every agent's own): no protocol check
+            self._ledger = self._async_ledger = None
+            return
         self._ledger = sink if isinstance(sink, EntryLedger) else None
         self._async_ledger = sink if isinstance(sink, AsyncEntryLedger) else None
 

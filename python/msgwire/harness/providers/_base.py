@@ -176,12 +176,16 @@ class AsyncProviderStream(_ProviderReply, AsyncStream):
     def __aiter__(self) -> AsyncProviderStream:
         return self
 
-    async def __anext__(self) -> Event:
+    async def next_batch(self) -> list[Event]:
+        # iteration (``__anext__``) reads through here too: the end and failures are told once
         try:
-            return await super().__anext__()
+            events = await super().next_batch()
         except BaseException as reason:
             self._stopped(reason)
             raise
+        if not events:
+            self._ended = True
+        return events
 
     async def aclose(self) -> None:
         self._closing()
@@ -189,11 +193,6 @@ class AsyncProviderStream(_ProviderReply, AsyncStream):
 
     def message(self) -> AssistantMessage:
         return self._marked(super().message())
-
-    async def until_done(self) -> AssistantMessage:
-        async for _ in self:
-            pass
-        return self.message()
 
 
 class AsyncStreamManager:

@@ -30,7 +30,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import msgspec
@@ -476,15 +476,6 @@ def _tapped(pieces: Iterator[bytes], tap: Tap, headers: Mapping[str, str]) -> It
         yield piece
 
 
-async def _atapped(pieces: AsyncGenerator[bytes, None], tap: Tap, headers: Mapping[str, str]) -> AsyncIterator[bytes]:
-    try:
-        async for piece in pieces:
-            tap(headers, piece)
-            yield piece
-    finally:  # closing this closes the body's own iterator (and so the response) at once
-        await pieces.aclose()
-
-
 class Interrupted(ConnectionAbortedError):
     """The stream was interrupted from another thread (``ProviderStream.interrupt``): the
     ``__cause__`` of the ``msgwire.TransportError`` its reader gets."""
@@ -576,40 +567,42 @@ class Body:
 
 
 class AsyncBody:
-    """``Body`` for ``msgwire.AsyncStream`` (a read is cancelled at the deadline)."""
+    """``Body`` for ``msgwire.AsyncStream`` (a read is cancelled at the deadline). An iterator
+    of its own, not a generator: a read of the body is one call here (the per-chunk path of a
+    thousand streams in one loop, benches/README.md); the response is closed when the reads end
+    or fail, and by ``aclose()``."""
 
-    __slots__ = ("deadline", "response", "tap")
+    __slots__ = ("_pieces", "deadline", "response", "tap")
 
     def __init__(self, response: AsyncResponse, deadline: Deadline | None = None, tap: Tap | None = None) -> None:
         self.response = response
         self.deadline = deadline
         self.tap = tap
+        self._pieces: AsyncIterator[bytes] | None = None
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        pieces = self._chunks() if self.deadline is None else self._chunks_in_time(self.deadline)
-        return pieces if self.tap is None else _atapped(pieces, self.tap, self.response.headers)
+    def __aiter__(self) -> AsyncBody:
+        return self
 
-    async def _chunks(self) -> AsyncGenerator[bytes, None]:
+    async def __anext__(self) -> bytes:
+        pieces = self._pieces
+        if pieces is None:
+            pieces = self._pieces = self.response.aiter_bytes()
         try:
-            async for chunk in self.response.aiter_bytes():
-                yield chunk
-        finally:
+            piece = await (pieces.__anext__() if self.deadline is None else self._in_time(pieces, self.deadline))
+            if self.tap is not None:
+                self.tap(self.response.headers, piece)  # what it raises ends the read
+        except BaseException:  # the end, a failure, a cancel: the response is closed at once
             await self.response.aclose()
+            raise
+        return piece
 
-    async def _chunks_in_time(self, deadline: Deadline) -> AsyncGenerator[bytes, None]:
-        pieces = self.response.aiter_bytes()
+    @staticmethod
+    async def _in_time(pieces: AsyncIterator[bytes], deadline: Deadline) -> bytes:
         try:
-            while True:
-                try:
-                    async with asyncio.timeout(deadline.left()):
-                        piece = await anext(pieces)
-                except StopAsyncIteration:
-                    return
-                except TimeoutError as cancelled:
-                    raise deadline.exceeded() from cancelled
-                yield piece
-        finally:
-            await self.response.aclose()
+            async with asyncio.timeout(deadline.left()):
+                return await pieces.__anext__()
+        except TimeoutError as cancelled:
+            raise deadline.exceeded() from cancelled
 
     async def read_all(self) -> bytes:
         try:

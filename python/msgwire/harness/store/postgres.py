@@ -195,36 +195,22 @@ class PostgresStore(SQLStore):
     @contextlib.contextmanager
     def _pipelined(self, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
         """One transaction in one round trip: ``BEGIN``, the statements (which read nothing) and
-        ``COMMIT`` leave together in pipeline mode, and one Sync brings every answer back. A
-        statement the server refused aborts the rest: its error is raised, nothing is stored.
-        A lost connection is raised as it is, the outcome unknown: the append that asked for
-        this runs again the careful way, which finds out (appends are idempotent)."""
+        ``COMMIT`` leave together as one simple query (``_ScriptCursor``), whose answers come
+        back together. A statement the server refused aborts the rest: its error is raised,
+        nothing is stored. A lost connection is raised as it is, the outcome unknown: the append
+        that asked for this runs again the careful way, which finds out (appends are idempotent)."""
         conn.autocommit = True  # else psycopg begins the transaction with a round trip of its own
-        failure: BaseException | None = None  # the first error: raised once the pipeline is closed
         try:
-            with conn.cursor() as raw:
+            with psycopg.ClientCursor(conn) as raw:
+                cur = _ScriptCursor(raw)
                 try:
-                    # Nothing raises out of this block: psycopg would log what closing it raised then.
-                    with conn.pipeline():  # leaving it sends the Sync and reads every answer
-                        try:
-                            raw.execute("BEGIN")
-                        except psycopg.Error as exc:
-                            failure = exc
-                        try:
-                            yield _PipelinedCursor(raw, _placeholders, binary_results=True)
-                        except BaseException as exc:
-                            failure = failure or exc
-                        try:
-                            raw.execute("ROLLBACK" if failure else "COMMIT")
-                        except psycopg.Error as exc:
-                            failure = failure or exc
-                except psycopg.Error as exc:
-                    failure = failure or exc
-            if conn.info.transaction_status == _IN_ERROR:
-                with contextlib.suppress(psycopg.Error):
-                    conn.rollback()  # a statement failed: the transaction stored nothing
-            if failure is not None:
-                raise failure
+                    yield cur
+                    cur.send(commit=True)
+                except BaseException:
+                    if conn.info.transaction_status != _IDLE:
+                        with contextlib.suppress(psycopg.Error):
+                            conn.rollback()  # a statement failed, or the work did: nothing is stored
+                    raise
         finally:
             if conn.info.transaction_status == _IDLE:
                 conn.autocommit = False
@@ -401,8 +387,8 @@ class _Cursor(Cursor):
     psycopg's ``executemany`` would open itself, so that its closing is never logged: psycopg
     logs (a warning on its logger, printed to stderr by logging's last resort) what closing a
     pipeline raised when the block inside raised too, as a send to a server that crashed does.
-    Here nothing raises out of the block: its error is raised once the pipeline is closed. (In
-    the one-round-trip transaction, ``executemany`` joins that pipeline and opens none.)"""
+    Here nothing raises out of the block: its error is raised once the pipeline is closed. (The
+    one-round-trip transaction sends its rows in its one query: ``_ScriptCursor``.)"""
 
     def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
         if not params:
@@ -420,15 +406,60 @@ class _Cursor(Cursor):
             raise failure
 
 
-class _PipelinedCursor(Cursor):
-    """The one-round-trip transaction's cursor: ``later`` sends its query on a cursor of its own
-    (a cursor keeps the result of its last statement only), whose rows are read once the
-    pipeline's Sync has brought every answer back."""
+class _ScriptCursor(Cursor):
+    """The one-round-trip transaction's cursor: each statement is bound here (psycopg's
+    client-side binding: the values as SQL literals) and kept; ``send`` sends them, ``BEGIN``
+    to ``COMMIT``, as one simple query, and reads every answer once. Pipeline mode, which this
+    replaces, polled the socket before each statement it sent, and each poll gave up the GIL:
+    17 for a post, each a wait to get it back in a process whose other threads are busy (a
+    post then took 7-9 ms, 1 ms of it its own work). ``later``'s rows are read after the send;
+    a read (``rows`` / ``one``) sends what is kept with it at once (the transaction stays open).
+    ``run`` gives no row count (-1), as a pipeline did not."""
+
+    def __init__(self, raw: psycopg.ClientCursor[Any]) -> None:
+        super().__init__(raw, _placeholders)
+        self._kept: list[str] = ["BEGIN"]
+        self._answers: list[list[tuple[Any, ...]]] = []  # one per statement sent, in order
+
+    def _keep(self, sql: str, params: Sequence[Any]) -> int:
+        """Keep a statement; the index of its answer."""
+        self._kept.append(self._raw.mogrify(self._sql(sql), params))
+        return len(self._answers) + len(self._kept) - 1
+
+    def send(self, *, commit: bool = False) -> None:
+        """Send the statements kept (and ``COMMIT``) as one query; keep each one's rows."""
+        if commit:
+            self._kept.append("COMMIT")
+        if not self._kept:
+            return
+        script, self._kept = ";\n".join(self._kept), []
+        raw = self._raw
+        raw.execute(script)
+        while True:
+            self._answers.append(list(raw.fetchall()) if raw.description is not None else [])
+            if not raw.nextset():
+                break
+
+    def rows(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[tuple[Any, ...]]:
+        index = self._keep(sql, params)
+        self.send()
+        return self._answers[index]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        found = self.rows(sql, params)
+        return tuple(found[0]) if found else None
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self._keep(sql, params)
+        return -1
+
+    def many(self, sql: str, params: Sequence[Sequence[Any]]) -> None:
+        for row in params:
+            self._keep(sql, row)
 
     def later(self, sql: str, params: Sequence[Any] = ()) -> Callable[[], list[tuple[Any, ...]]]:
-        raw = self._raw.connection.cursor(binary=True)
-        raw.execute(self._sql(sql), params)
-        return lambda: list(raw.fetchall())
+        index = self._keep(sql, params)
+        return lambda: self._answers[index]
 
 
 def _select(wake: socket.socket, seconds: float) -> None:

@@ -171,7 +171,9 @@ class SQLiteStore(SQLStore):
             delay = min(delay * 2, 0.1)
         raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
 
-    def _transaction(self, *, pipelined: bool = False, read_only: bool = False) -> _Transaction:
+    def _transaction(
+        self, *, pipelined: bool = False, read_only: bool = False, one_query: bool = False
+    ) -> _Transaction:
         self._connection()
         return _Transaction(self._local.cursor, read_only=read_only)
 

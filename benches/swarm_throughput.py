@@ -4,7 +4,8 @@ the server's own commit rate in the same run (the bound: every step of an agent 
 Delivered end to end: a direct message is posted (``swarm.send``: its commit and NOTIFY), the
 agent wakes, takes its mail into its conversation (``deliver``: one transaction), and the
 model server (a ``ScriptedServer`` on 127.0.0.1 answering at once) receives the request that
-carries it. ``--messages`` are posted per agent, as fast as one thread posts; an agent
+carries it. ``--messages`` are posted per agent, as fast as one thread posts (``--posters N``:
+N threads, each agent's mail from one of them, in order); an agent
 takes whatever mail arrived by its next step (a batch when it is busy), so the figure is the
 whole swarm's: messages / (last arrival - first post). By default each agent's context window
 holds all its messages of the run (a batch of mail is seen whole: ``4 * messages + 8``, 108);
@@ -25,7 +26,8 @@ once (the group commit a server with 8 writers gets). Commits per delivered mess
 from ``pg_stat_database.xact_commit`` around the run. The server is the tests' throwaway
 cluster (``tests/_support/postgres.py``: Unix socket, ``fsync=on``, ``synchronous_commit=on``).
 
-Run: ``.venv/bin/python -m benches.swarm_throughput [--agents 8] [--messages 25] [--window 108] [--commits 2000]``.
+Run: ``.venv/bin/python -m benches.swarm_throughput [--agents 8] [--messages 25] [--window 108] [--commits 2000]
+[--posters 1]``.
 """
 
 from __future__ import annotations
@@ -79,7 +81,9 @@ def _idle(swarm: Swarm, names: list[str], timeout: float) -> None:
         time.sleep(0.02)
 
 
-def measure(url: str, agents: int, per_agent: int, window: int, data_dir: Path | None = None) -> dict[str, float]:
+def measure(
+    url: str, agents: int, per_agent: int, window: int, data_dir: Path | None = None, posters: int = 1
+) -> dict[str, float]:
     arrivals = Arrivals("m-")
     with ScriptedServer(respond=arrivals.respond) as server:
         store = open_store(url, max_size=agents + 2)
@@ -95,13 +99,24 @@ def measure(url: str, agents: int, per_agent: int, window: int, data_dir: Path |
             before = pgstats.counters(url)
             calls_before = arrivals.calls
             cpu_before = pgstats.server_cpu(data_dir) if data_dir is not None else 0.0
+            post_times: list[float] = []
+
+            def post(mine: list[str]) -> None:  # each agent's messages from one thread, in order
+                for i in range(per_agent):
+                    for name in mine:
+                        start = time.perf_counter()
+                        swarm.send(name, f"m-{name}-{i}")
+                        post_times.append(time.perf_counter() - start)
+
+            threads = [threading.Thread(target=post, args=(names[p::posters],)) for p in range(posters)]
             began = time.monotonic()
-            post_times = []
-            for i in range(per_agent):
-                for name in names:
-                    start = time.perf_counter()
-                    swarm.send(name, f"m-{name}-{i}")
-                    post_times.append(time.perf_counter() - start)
+            if posters == 1:
+                post(names)
+            else:
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
             posted = time.monotonic()
             last = arrivals.wait_all(markers, 600)
             _idle(swarm, names, 600)
@@ -137,6 +152,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=25, help="per agent")
     parser.add_argument("--window", type=int, default=None, help="messages per context (4 * messages + 8)")
     parser.add_argument("--commits", type=int, default=2000, help="per writer of the bare commit loop")
+    parser.add_argument("--posters", type=int, default=1, help="threads posting (each agent's mail from one)")
     args = parser.parse_args()
     window = args.window if args.window is not None else 4 * args.messages + 8
     from tests._support.postgres import running
@@ -144,11 +160,12 @@ def main() -> None:
     with running() as pg:
         one = commit_rate(pg.schema_url(), 1, args.commits)
         many = commit_rate(pg.schema_url(), args.agents, args.commits // 4)
-        found: dict[str, Any] = measure(pg.schema_url(), args.agents, args.messages, window, pg.data)
+        found: dict[str, Any] = measure(pg.schema_url(), args.agents, args.messages, window, pg.data, args.posters)
         after = commit_rate(pg.schema_url(), 1, args.commits)
     print(
         f"PostgreSQL (fsync=on, synchronous_commit=on), {args.agents} agents, {found['messages']} messages, "
-        f"window {window}, load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        f"window {window}, {args.posters} posting thread{'s' if args.posters > 1 else ''}, "
+        f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
     print(
         f"  bare INSERT+COMMIT: {one:8.0f} commits/s on 1 connection ({after:.0f} after the swarm), "

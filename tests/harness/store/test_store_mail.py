@@ -320,3 +320,24 @@ def test_a_wait_after_the_newest_mail_was_deleted_neither_spins_nor_misses_the_n
     posted = store.post("Next", to="a")
     waiter.join(60)
     assert returned == [posted.seq]
+
+
+def test_a_post_keeps_every_character_its_one_query_carries(store: SQLStore) -> None:
+    """On PostgreSQL a post's statements leave as one query, their values written into it as
+    SQL literals (psycopg's client-side binding): quotes, backslashes, percent signs, dollar
+    quotes, NUL escapes and characters outside ASCII come back as they were posted, in the
+    mail's text, its sender and its target, and its times to the microsecond; a direct message
+    to no such agent stores nothing."""
+    odd = "it's 100% \\'quoted\\' $$ $1 ?; -- \\x00 \u00e9\u4e2d\U0001f600 \"q\" %s %(x)s \\\\"
+    names = _agents(store, "o'brien", "50% \\ $1")
+    for name in names:
+        mail = store.post(odd + name, to=name, sender=odd, expires=HOUR)
+        assert (mail.sender, mail.target) == (odd, name)
+        taken = store.mail(name)
+        assert _texts(taken) == [odd + name]
+        assert (taken[0].sender, taken[0].target, taken[0].seq) == (odd, name, mail.seq)
+        assert taken[0].created_at == mail.created_at
+        assert taken[0].expires_at == mail.expires_at
+    with pytest.raises(KeyError, match="no agent"):
+        store.post(odd, to="it's nobody")
+    assert _stored(store) == [(odd + name, name) for name in names]  # nothing for nobody

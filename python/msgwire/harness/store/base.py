@@ -99,7 +99,8 @@ class SQLBase:
     A backend gives: ``_transaction(pipelined, read_only)`` (a context manager: a ``Cursor``
     inside one transaction that takes the write lock; ``pipelined``: its statements read nothing,
     or only through ``Cursor.later``, so they may be sent together with the commit;
-    ``read_only``: it writes nothing, so it need not take the write lock), ``_transient(exc)`` (an error after which the
+    ``read_only``: it writes nothing, so it need not take the write lock; ``one_query``, with
+    ``pipelined``: its few small statements may be sent as one query), ``_transient(exc)`` (an error after which the
     transaction was rolled back and may be retried), ``_conflict(exc)`` (a constraint refused a
     statement), ``_db_errors()``, ``_failure(exc)`` (the ``StoreError`` of one that is not
     retried), ``_key`` / ``_unkey`` (an id to its column value and back), ``_time`` /
@@ -114,7 +115,7 @@ class SQLBase:
     # --- dialect hooks (subclasses) -----------------------------------------------------------
 
     def _transaction(
-        self, *, pipelined: bool = False, read_only: bool = False
+        self, *, pipelined: bool = False, read_only: bool = False, one_query: bool = False
     ) -> contextlib.AbstractContextManager[Cursor]:
         raise NotImplementedError
 
@@ -185,13 +186,14 @@ class SQLBase:
                 raise self._failure(exc) from exc
         raise AssertionError("unreachable")
 
-    def _run_once(self, work: Callable[[Cursor], T]) -> T | None:
-        """``work`` once, in a pipelined transaction (it reads nothing); ``None`` when a
+    def _run_once(self, work: Callable[[Cursor], T], *, one_query: bool = False) -> T | None:
+        """``work`` once, in a pipelined transaction (it reads nothing; ``one_query``: its few
+        small statements may leave as one query); ``None`` when a
         constraint refused a statement, the database rolled it back for contention or the
         connection was lost: the caller then takes its careful path, which must find out what
         was stored (an append: its drafts are recognised, never written twice)."""
         try:
-            with self._transaction(pipelined=True) as cur:
+            with self._transaction(pipelined=True, one_query=one_query) as cur:
                 return work(cur)
         except self._db_errors() as exc:
             if self._conflict(exc) or self._transient(exc):

@@ -52,9 +52,14 @@ class GroupCommit(Generic[R]):
     one's ``result`` or ``error`` (and ``finished``), and returns those it leaves for the next
     batch (unfinished)."""
 
-    def __init__(self, commit: Callable[[Sequence[Pending[R]]], Sequence[Pending[R]]]) -> None:
+    def __init__(self, commit: Callable[[Sequence[Pending[R]]], Sequence[Pending[R]]], one: Callable[[Any], R]) -> None:
         self._commit = commit
-        self._cond = threading.Condition(threading.Lock())
+        self._one = one  # commit one request alone: its result, or it raises (an append nobody else sent)
+        # The lock is taken directly (a C call) where nobody waits; Condition's own enter, exit and
+        # notify_all are Python code, and notify_all only runs when a thread waits (``_waiting``).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._waiting = 0  # threads in self._cond.wait()
         self._queue: list[Pending[R]] = []
         self._leading = False  # a batch is being committed, or the store's thread is about to
         self._thread: ThreadPoolExecutor | None = None
@@ -63,14 +68,27 @@ class GroupCommit(Generic[R]):
     def run(self, request: Any) -> R:
         """Commit ``request`` (with whatever else is queued) in this thread, or wait while
         another commits it; its result."""
-        mine: Pending[R] = Pending(request)
-        with self._cond:
+        with self._lock:
             self._after_fork()
-            self._queue.append(mine)
+            alone = not self._leading and not self._queue
+            if alone:  # the usual case: nobody else commits or waits, so this thread commits it at once
+                self._leading = True
+            else:
+                mine: Pending[R] = Pending(request)
+                self._queue.append(mine)
+        if alone:
+            try:
+                return self._one(request)
+            finally:
+                self._release()
         while True:
-            with self._cond:
+            with self._lock:
                 while self._leading and not mine.finished:
-                    self._cond.wait()
+                    self._waiting += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._waiting -= 1
                 if mine.finished:
                     return mine.outcome()
                 self._leading = True
@@ -81,7 +99,7 @@ class GroupCommit(Generic[R]):
     def submit(self, request: Any, done: Callable[[Pending[R]], None]) -> None:
         """Queue ``request`` and return at once; ``done(pending)`` is called (in the committing
         thread) once its outcome is known."""
-        with self._cond:
+        with self._lock:
             self._after_fork()
             self._queue.append(Pending(request, done))
             if self._leading:
@@ -91,7 +109,7 @@ class GroupCommit(Generic[R]):
 
     def close(self) -> None:
         """Stop the store's committing thread once it has committed what is queued."""
-        with self._cond:
+        with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
             thread.shutdown(wait=True)
@@ -104,7 +122,7 @@ class GroupCommit(Generic[R]):
             self._queue, self._leading, self._thread, self._pid = [], False, None, os.getpid()
 
     def _start_thread(self) -> None:
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, thread_name_prefix="msgwire-commit")
             thread = self._thread
@@ -113,10 +131,20 @@ class GroupCommit(Generic[R]):
     def _lead(self) -> None:
         """The store's thread: commit batches while nobody else will (``_leading`` is ours)."""
         while True:
-            with self._cond:
+            with self._lock:
                 batch, self._queue = self._queue, []
             if not self._commit_and_release(batch):
                 return
+
+    def _release(self) -> None:
+        """Give the lead back after a request committed alone (``run``)."""
+        with self._lock:
+            # a waiting thread commits the next batch; with none queued, the store's thread does
+            self._leading = stays = bool(self._queue) and all(p.done is not None for p in self._queue)
+            if self._waiting:
+                self._cond.notify_all()  # the next batch's turn
+        if stays:
+            self._start_thread()
 
     def _commit_and_release(self, batch: list[Pending[R]]) -> bool:
         """Commit ``batch`` (``_leading`` is the caller's), tell its callers, and give the lead
@@ -130,16 +158,21 @@ class GroupCommit(Generic[R]):
                 if not pending.finished:
                     pending.error = exc
         finally:
-            with self._cond:
-                left = [p for p in later if not p.finished]
-                self._queue[:0] = left  # first in the next batch
-                kept = {id(p) for p in left}
-                for pending in batch:
-                    pending.finished = id(pending) not in kept
+            with self._lock:
+                if later:
+                    left = [p for p in later if not p.finished]
+                    self._queue[:0] = left  # first in the next batch
+                    kept = {id(p) for p in left}
+                    for pending in batch:
+                        pending.finished = id(pending) not in kept
+                else:
+                    for pending in batch:
+                        pending.finished = True
                 # a waiting thread commits the next batch; with none queued, the store's thread does
                 self._leading = bool(self._queue) and all(p.done is not None for p in self._queue)
                 stays = self._leading
-                self._cond.notify_all()  # the outcomes, and the next batch's turn
+                if self._waiting:
+                    self._cond.notify_all()  # the outcomes, and the next batch's turn
         for pending in batch:
             if pending.finished and pending.done is not None:
                 pending.done(pending)

@@ -334,7 +334,9 @@ class SwarmTables(TrailTables):
             self._notify(cur)
             return inserted
 
-        done = self._run_once(work) if len(keys) <= 1 else None  # reads nothing before writing: one round trip
+        # reads nothing before writing: one round trip, and one query (PostgreSQL: a pipeline gives up
+        # the GIL before each statement it sends, and a busy process's posting thread waits to get it back)
+        done = self._run_once(work, one_query=True) if len(keys) <= 1 else None
         rows = [later() for later in (done if done is not None else self._run(work))]
         if not rows[-1]:  # a direct message to nobody: nothing was stored
             raise KeyError(f"no agent {(targets or ['?'])[0]!r} in {self.url}")

@@ -44,23 +44,24 @@ def sqlite_url(path: Path) -> str:
 class _Transaction:
     """``BEGIN IMMEDIATE``, the statements, ``COMMIT`` (``ROLLBACK`` when they raised). A class,
     not a generator under ``contextlib.contextmanager``, whose machinery cost a fifth of the
-    Python of a one-message append."""
+    Python of a one-message append; its cursor is the thread's own, made with its connection
+    (BEGIN and COMMIT run on it too: ``conn.execute`` makes a cursor each time)."""
 
-    __slots__ = ("_raw", "_read_only")
+    __slots__ = ("_cursor", "_read_only")
 
-    def __init__(self, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
-        self._raw = conn.cursor()  # BEGIN and COMMIT on it too: conn.execute makes a cursor each
+    def __init__(self, cursor: Cursor, *, read_only: bool = False) -> None:
+        self._cursor = cursor
         self._read_only = read_only
 
     def __enter__(self) -> Cursor:
         # a reader sees a snapshot (WAL) and locks nothing
-        self._raw.execute("BEGIN" if self._read_only else "BEGIN IMMEDIATE")
-        return Cursor(self._raw, str)
+        self._cursor._raw.execute("BEGIN" if self._read_only else "BEGIN IMMEDIATE")
+        return self._cursor
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self._raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        self._cursor._raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
 class SQLiteStore(SQLStore):
@@ -130,8 +131,9 @@ class SQLiteStore(SQLStore):
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
             raise ValueError(f"{self.url} is closed")
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid == os.getpid():
+        local = self._local
+        conn: sqlite3.Connection | None = getattr(local, "conn", None)
+        if conn is not None and local.pid == os.getpid():
             return conn
         # create=False: mode=rw, so that a file removed since the check is not made again, empty
         target = self.path if self._create_missing else self._rw_uri()
@@ -148,6 +150,7 @@ class SQLiteStore(SQLStore):
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         self._local.conn, self._local.pid = conn, os.getpid()
+        self._local.cursor = Cursor(conn.cursor(), str)
         with self._all_lock:
             self._all.append(conn)
         return conn
@@ -168,8 +171,11 @@ class SQLiteStore(SQLStore):
             delay = min(delay * 2, 0.1)
         raise sqlite3.OperationalError(f"could not switch {self.path} to WAL mode")
 
-    def _transaction(self, *, pipelined: bool = False, read_only: bool = False) -> _Transaction:
-        return _Transaction(self._connection(), read_only=read_only)
+    def _transaction(
+        self, *, pipelined: bool = False, read_only: bool = False, one_query: bool = False
+    ) -> _Transaction:
+        self._connection()
+        return _Transaction(self._local.cursor, read_only=read_only)
 
     def _transient(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.OperationalError) and any(word in str(exc) for word in _TRANSIENT)

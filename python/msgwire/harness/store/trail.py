@@ -124,11 +124,11 @@ class _Rows:
 
     __slots__ = ("_key", "_stamps", "_time", "entries", "inserts", "key", "updates")
 
-    def __init__(self, store: SQLBase, conversation_id: str) -> None:
+    def __init__(self, store: SQLBase, key: Any) -> None:
         self.entries: list[tuple[Any, ...]] = []
         self.inserts: list[tuple[Any, ...]] = []
         self.updates: list[tuple[Any, ...]] = []
-        self.key = store._key(conversation_id)
+        self.key = key  # the conversation's column value
         # None where an id is its own column value (SQLite's TEXT): no call per id
         self._key = None if type(store)._key is SQLBase._key else store._key
         self._time = store._time
@@ -205,7 +205,7 @@ class TrailTables(SQLBase):
         super().__init__()
         self._heads: dict[str, _Head] = {}  # conversation id -> the head this store last committed
         self._heads_lock = threading.Lock()  # the eviction iterates the dict: no thread may resize it meanwhile
-        self._group: GroupCommit[tuple[Committed, Any]] = GroupCommit(self._commit_batch)
+        self._group: GroupCommit[tuple[Committed, Any]] = GroupCommit(self._commit_batch, self._alone_or_forget)
 
     def _append(self, conversation_id: str, drafts: Sequence[Draft], after: int | None, *, fresh: bool) -> Committed:
         """Seal and store ``drafts`` in one transaction: after the assumed head when there is
@@ -254,9 +254,14 @@ class TrailTables(SQLBase):
         by entry id."""
         drafts, after = request.drafts, request.after
         assumed = self._heads.get(request.conversation_id) if self._assume_heads and drafts else None
-        if assumed is not None and (after == assumed.seq or (after is None and all(d.how == "new" for d in drafts))):
+        if assumed is None:
+            return None
+        if after is None:
+            for d in drafts:  # every draft a new message (a loop: a generator under all() costs more)
+                if d.how != "new":
+                    return None
             return assumed
-        return None
+        return assumed if after == assumed.seq else None
 
     def _careful(self, request: _Append) -> tuple[Committed, Any]:
         """An append that reads the stored head (and what else it must) first."""
@@ -282,10 +287,9 @@ class TrailTables(SQLBase):
         goes alone, as does any that must read first; a conversation's second append waits for
         the next batch (returned), after its first."""
         if len(batch) == 1:  # the usual case: nobody else was appending
-            alone = list(batch)
-            batch = ()
-        else:
-            alone = []
+            self._commit_alone(batch[0])
+            return []
+        alone = []
         together: list[tuple[Pending[tuple[Committed, Any]], _Head]] = []
         later: list[Pending[tuple[Committed, Any]]] = []
         conversations: set[str] = set()
@@ -326,15 +330,26 @@ class TrailTables(SQLBase):
             for (pending, _), result in zip(chunk, results, strict=True):
                 pending.result, pending.finished = result, True
         for pending in alone:
-            try:
-                pending.result = self._alone(pending.request)
-            except BaseException as exc:
-                # An append queued after this one may have counted it in its `after` (submit):
-                # its head must be read, not assumed, lest a draft pass for what was not stored.
-                self._forget(pending.request.conversation_id)
-                pending.error = exc
-            pending.finished = True
+            self._commit_alone(pending)
         return later
+
+    def _commit_alone(self, pending: Pending[tuple[Committed, Any]]) -> None:
+        """One queued append in a transaction of its own; its outcome set."""
+        try:
+            pending.result = self._alone_or_forget(pending.request)
+        except BaseException as exc:
+            pending.error = exc
+        pending.finished = True
+
+    def _alone_or_forget(self, request: _Append) -> tuple[Committed, Any]:
+        """``_alone``; when it fails, the conversation's head is forgotten: an append queued
+        after this one may have counted it in its `after` (submit): its head must be read, not
+        assumed, lest a draft pass for what was not stored."""
+        try:
+            return self._alone(request)
+        except BaseException:
+            self._forget(request.conversation_id)
+            raise
 
     def _commit(
         self,
@@ -359,12 +374,15 @@ class TrailTables(SQLBase):
             # A message a draft updates is stored: the caller holds the trail up to the assumed
             # head (its `after`), which holds it (and the head's UPDATE checks that head).
             head = msgspec.structs.replace(assumed)
-            known = {k: (d.message.type, -1) for k, d in zip(message_keys, drafts, strict=True) if updates_stored(d)}
+            known = {}
+            for k, d in zip(message_keys, drafts, strict=False):  # of equal length: made above
+                if updates_stored(d):
+                    known[k] = (d.message.type, -1)
         # Other writers' entries since `after` (the caller has the rest): a retried draft's is among them.
         catch_up = self._read_entries(cur, conversation_id, range(after + 1, head.seq + 1)) if after is not None else []
         retried = {} if fresh else self._retried(cur, key, drafts, catch_up, after)
         results: list[Entry | int] = []  # the new entry, or the seq of the stored one a no-op draft returns
-        rows = _Rows(self, conversation_id)
+        rows = _Rows(self, key)
         seq, prev = head.seq, head.hash
         header_changed = noop = False
         for draft, mkey in zip(drafts, message_keys, strict=False):  # of equal length: made above
@@ -375,7 +393,10 @@ class TrailTables(SQLBase):
             message = draft.message
             kind = message.type
             stored = known.get(mkey)
-            if admission(draft.how, mkey, kind, None if stored is None else stored[0], conversation_id) == "duplicate":
+            # a new message (no stored row, not an update) is appended: admission's first rule, without the call
+            if (stored is not None or draft.how == "update") and admission(
+                draft.how, mkey, kind, None if stored is None else stored[0], conversation_id
+            ) == "duplicate":
                 assert stored is not None
                 results.append(stored[1])  # already there: the entry that added it
                 noop = True
@@ -562,7 +583,7 @@ class TrailTables(SQLBase):
         key = self._key(conversation_id)
         keys = [message_key(e.message) or e.id for e in entries]
         known = self._known_messages(cur, key, keys)
-        rows = _Rows(self, conversation_id)
+        rows = _Rows(self, key)
         for e, mkey in zip(entries, keys, strict=True):
             draft = Draft(id=e.id, timestamp=e.timestamp, message=e.message, decision=e.decision, audit=e.audit)
             body = seal_draft(draft, seq=e.seq, prev=GENESIS)  # only its body: the hash is the entry's own

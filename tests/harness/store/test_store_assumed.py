@@ -188,3 +188,25 @@ def test_a_store_remembers_a_bounded_number_of_heads(tmp_path: Path) -> None:
     store.append(first, msgwire.user("still", id="still"))
     _check(store, first, ["still"])
     store.close()
+
+
+def test_a_post_whose_commit_reply_was_lost_is_found_stored_not_posted_twice(relay: RoundTrips) -> None:
+    """The server commits a post (a direct message, then a broadcast); its reply never reaches
+    the store (the connection is cut). The store, reconnected, finds the mail stored (by its
+    message's id) and returns it, with its seq: each is in the mail table once, and the agent
+    takes each once. Before: the post was sent again and the agent got the message twice."""
+    store = open_store(relay.schema_url())
+    store.register_agent("scout", store.create(agent="scout").id)
+    relay.lose_commit_reply()
+    direct = store.post("look at the logs", to="scout", sender="lead")
+    assert relay.lost_replies == 1
+    relay.lose_commit_reply()
+    broadcast = store.broadcast("the mission")
+    assert relay.lost_replies == 2
+    taken = store.mail("scout")
+    assert [(m.seq, m.message.text) for m in taken] == [
+        (direct.seq, "look at the logs"),
+        (broadcast.seq, "the mission"),
+    ]
+    assert (taken[0].sender, taken[0].target, taken[0].kind) == ("lead", "scout", "direct")
+    store.close()

@@ -304,7 +304,13 @@ class SwarmTables(TrailTables):
         sent_by = None if sender is None else self._key(sender)
         values = (self._time(stamp), self._key(user.id), data, None if expires_at is None else self._time(expires_at))
 
+        tries = 0
+
         def work(cur: Cursor) -> list[Callable[[], list[tuple[Any, ...]]]]:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and (stored := self._posted(cur, values)):
+                return stored  # the try before was committed, its reply lost with the connection
             if len(keys) > 1:  # a group: every member known before anything is written
                 for name, key in zip(targets or (), keys, strict=True):
                     if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is None:
@@ -346,6 +352,15 @@ class SwarmTables(TrailTables):
         return Mail(
             seq=seq, kind=kind, sender=sender, target=target, created_at=stamp, message=user, expires_at=expires_at
         )
+
+    def _posted(self, cur: Cursor, values: tuple[Any, ...]) -> list[Callable[[], list[tuple[Any, ...]]]]:
+        """The rows of a post already stored, by its message's id and its time (one post call's
+        pair), in the shape its inserts return: a post sent again after its connection was lost
+        may have been committed before, and its mail must not be stored twice."""
+        created_at, message_id = values[0], values[1]
+        sql = "SELECT seq FROM msgwire_mail WHERE message_id = ? AND created_at = ? ORDER BY seq"
+        seqs = cur.rows(sql, (message_id, created_at))
+        return [lambda row=row: [row] for row in seqs]
 
     def mail(self, name: str) -> list[Mail]:
         """The mail an agent has not taken yet (and that has not expired), in order."""

@@ -324,9 +324,10 @@ def measure(rows: dict[str, Entries], rounds: int, batch_seconds: float = BATCH_
         for name, run in entries.items()
     }
     # Each round takes the next order of a row's entries, in a shuffled cycle of all of them, so
-    # that each entry comes first, and after each other one, as often as the others: an entry's
-    # batch costs more first in a round and right after pydantic-ai's (the memory they left),
-    # which, when msgwire came first in every round, cost it 10-25% of a `loads`.
+    # that each entry comes first, and after each other one, about as often as the others (exactly
+    # when the rounds are a multiple of the orders): an entry's batch costs more first in a round
+    # and right after pydantic-ai's (the memory they left), which, when msgwire came first in
+    # every round, cost it 10-25% of a `loads`.
     orders = {row: list(itertools.permutations(entries)) for row, entries in rows.items()}
     for row_orders in orders.values():
         random.Random(0).shuffle(row_orders)

@@ -4,6 +4,7 @@ converted history (a ``FunctionModel`` sees exactly what a real model would be s
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 from typing import Any
 
@@ -216,36 +217,21 @@ def test_another_providers_part_is_left_out_as_the_request_writers_leave_it() ->
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 
 
-def test_a_base64_image_keeps_its_detail_both_ways() -> None:
-    """A base64 image's ``detail`` is a ``BinaryContent``'s ``vendor_metadata`` in pydantic-ai
-    (as an ``ImageUrl``'s is): written by ``to_model_messages``, read back by
-    ``from_model_messages``. Before: left out both ways, so a history read from pydantic-ai and
-    sent by msgwire lost the detail the user had set."""
-    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG), detail="high")
-    session = Session(messages=[msgwire.user([TextBlock(text="What is this?"), image])])
-    history = to_model_messages(session)
-    request = history[0]
+def test_a_base64_images_detail_is_read_from_pydantic_ai_and_not_written_back() -> None:
+    """A ``BinaryContent`` image's ``detail`` (its ``vendor_metadata``, as pydantic-ai's OpenAI
+    models read it) is the msgwire block's ``detail``; ``to_model_messages`` writes none back:
+    pydantic-ai's Gemini model sends a ``BinaryContent``'s metadata keys it does not know as the
+    part's ``video_metadata`` (an ``ImageUrl``'s it leaves out, so a URL image keeps its detail
+    both ways). Before: the detail was not read."""
+    binary = BinaryContent(data=base64.b64decode(PNG), media_type="image/png", vendor_metadata={"detail": "high"})
+    history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content=["What is this?", binary])])]
+    image = from_model_messages(history).messages[0].content[1]  # type: ignore[union-attr]
+    assert image == ImageBlock(source=Base64Source(media_type="image/png", data=PNG), detail="high")
+    written = to_model_messages(Session(messages=[msgwire.user([TextBlock(text="What is this?"), image])]))
+    request = written[0]
     assert isinstance(request, ModelRequest)
     prompt = request.parts[0]
     assert isinstance(prompt, UserPromptPart)
-    binary = prompt.content[1]  # type: ignore[index]
-    assert isinstance(binary, BinaryContent)
-    assert binary.vendor_metadata == {"detail": "high"}
-    assert from_model_messages(history).messages[0].content[1] == image  # type: ignore[union-attr]
-
-
-def test_pydantic_ais_openai_model_sends_the_detail_of_a_base64_image_from_msgwire() -> None:
-    """pydantic-ai's own OpenAI model, given the history ``to_model_messages`` wrote, sends the
-    image with the detail the msgwire block had (its ``_map_messages``, the step before every
-    request)."""
-    pytest.importorskip("openai")
-    from pydantic_ai.models import ModelRequestParameters
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    image = ImageBlock(source=Base64Source(media_type="image/png", data=PNG), detail="low")
-    history = to_model_messages(Session(messages=[msgwire.user([TextBlock(text="What is this?"), image])]))
-    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(api_key="unused"))
-    sent = asyncio.run(model._map_messages(history, ModelRequestParameters()))
-    parts = sent[0]["content"]
-    assert parts[1]["image_url"]["detail"] == "low"  # type: ignore[index]
+    assert isinstance(prompt.content[1], BinaryContent)  # type: ignore[index]
+    assert prompt.content[1].vendor_metadata is None  # type: ignore[index]
+    assert prompt.content[1].data == binary.data  # type: ignore[index]

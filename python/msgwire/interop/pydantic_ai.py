@@ -2,8 +2,9 @@
 ``list[ModelMessage]`` for ``agent.run(..., message_history=...)``) and ``from_model_messages``
 (``result.all_messages()`` as a ``msgwire.Session``).
 
-What maps one to one: user text and images (URL ``ImageUrl``, base64 ``BinaryContent``, each
-with the ``detail`` as vendor metadata), assistant text, thinking with its signature and provider,
+What maps one to one: user text and images (URL ``ImageUrl`` with the ``detail`` as vendor
+metadata, base64 ``BinaryContent``: its ``detail`` read, not written back, as pydantic-ai's Gemini
+model would send it as video metadata), assistant text, thinking with its signature and provider,
 tool calls (the arguments' JSON text exactly as sent), tool results (``outcome`` from the
 result's ``status``: ``error`` is pydantic-ai's ``failed``), usage (reasoning tokens as
 ``output_reasoning_tokens``), model, provider, response id and finish reason. A file reference,
@@ -149,9 +150,9 @@ def _user_content(blocks: list[ContentBlock]) -> str | list[UserContent]:
             metadata = {"detail": block.detail} if block.detail else None
             parts.append(ImageUrl(url=block.source.url, vendor_metadata=metadata))
         elif isinstance(block, ImageBlock) and isinstance(block.source, Base64Source) and block.mode_used != "ocr":
-            metadata = {"detail": block.detail} if block.detail else None
-            data = base64.b64decode(block.source.data)
-            parts.append(BinaryContent(data=data, media_type=block.source.media_type, vendor_metadata=metadata))
+            # no `detail` written: pydantic-ai's Gemini model sends a BinaryContent's metadata it does
+            # not know as the part's `video_metadata` (an ImageUrl's it leaves out)
+            parts.append(BinaryContent(data=base64.b64decode(block.source.data), media_type=block.source.media_type))
         elif isinstance(block, UnknownBlock):
             if block.type == _CONTENT:
                 parts.append(_restored(block))

@@ -309,13 +309,15 @@ class SwarmTables(TrailTables):
         def work(cur: Cursor) -> list[Callable[[], list[tuple[Any, ...]]]]:
             nonlocal tries
             tries += 1
-            if tries > 1 and (stored := self._posted(cur, values)):
-                return stored  # the try before was committed, its reply lost with the connection
             if len(keys) > 1:  # a group: every member known before anything is written
                 for name, key in zip(targets or (), keys, strict=True):
                     if cur.one("SELECT 1 FROM msgwire_agents WHERE name = ?", (key,)) is None:
                         raise KeyError(f"no agent {name!r} in {self.url}")
             self._lock_mail(cur)
+            # sent before and its connection lost: it may have been committed (looked up once this
+            # post holds the mail lock, so that a try still running on the server has ended)
+            if tries > 1 and (stored := self._posted(cur, values)):
+                return stored
             if self._for_update and len(keys) != 1:
                 # its recipients' rows in the order group commits lock agents in (no deadlock with one)
                 where = " WHERE name IN " + self._in(len(keys)) if keys else ""

@@ -362,7 +362,7 @@ class SwarmTables(TrailTables):
         created_at, message_id = values[0], values[1]
         sql = "SELECT seq FROM msgwire_mail WHERE message_id = ? AND created_at = ? ORDER BY seq"
         seqs = cur.rows(sql, (message_id, created_at))
-        return [lambda row=row: [row] for row in seqs]
+        return [functools.partial(list, [row]) for row in seqs]
 
     def mail(self, name: str) -> list[Mail]:
         """The mail an agent has not taken yet (and that has not expired), in order."""

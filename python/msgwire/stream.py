@@ -14,7 +14,7 @@ from typing import Any, TypedDict, Unpack
 
 import msgspec
 
-from ._corestream import CoreStream, decode_message, new_core, pull
+from ._corestream import CoreStream, apull, decode_message, new_core, pull
 from ._partialargs import marks
 from ._source import SourceError, achunks, chunks, fed
 from .errors import ProviderError, StreamError
@@ -227,19 +227,13 @@ class AsyncStream:
         """Decode the next chunk of the source (its end: the decoder's last events)."""
         decoder = self._decoder
         try:
-            chunk = await self._chunks.__anext__()
-        except StopAsyncIteration:
+            chunk = await apull(self._chunks, decoder)  # the source's failures as the decoder's
+        except BaseException:
+            self._over = True  # failed, or cancelled mid-read: the stream cannot go on (as a generator stops)
+            raise
+        if chunk is None:
             self._over = True
             return fed(lambda _: decoder.end(), None)
-        except SourceError as failed:
-            self._over = True
-            raise decoder.source_failed(failed.cause) from failed.cause
-        except ProviderError as refused:
-            self._over = True
-            raise decoder.refused(refused) from None
-        except BaseException:
-            self._over = True  # cancelled mid-read: the stream cannot go on (as a generator stops)
-            raise
         return fed(decoder.feed, chunk)
 
     async def __aenter__(self) -> AsyncStream:

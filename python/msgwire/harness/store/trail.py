@@ -393,10 +393,7 @@ class TrailTables(SQLBase):
             message = draft.message
             kind = message.type
             stored = known.get(mkey)
-            # a new message (no stored row, not an update) is appended: admission's first rule, without the call
-            if (stored is not None or updates_stored(draft)) and admission(
-                draft.how, mkey, kind, None if stored is None else stored[0], conversation_id
-            ) == "duplicate":
+            if admission(draft.how, mkey, kind, None if stored is None else stored[0], conversation_id) == "duplicate":
                 assert stored is not None
                 results.append(stored[1])  # already there: the entry that added it
                 noop = True

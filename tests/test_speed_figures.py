@@ -13,9 +13,9 @@ The rule:
 - README.md quotes no speed figure anywhere else (a number followed by ``x``, ``µs``, ``us``,
   ``ms``, ``MB/s``, ``GB/s`` or ``%``, outside code blocks and tables: the speed table is its
   only table).
-- Every speed figure of the guide (``docs/guide/*.md``, outside code blocks; ``x`` written
+- Every speed figure of the docs (``docs/**/*.md``, the guide included, outside code blocks; ``x`` written
   against its number, so that ``4 x 200`` is a count) stands, as it is written, in a cell of the
-  summary: the guide quotes the table, in its own sentences.
+  summary: the docs quote the table, in their own sentences.
 
 So the workflow is: measure (``make bench``), write the run in its section of benches/README.md,
 update the summary's row there (the range over the runs, not the best one; the fairest peer
@@ -92,11 +92,11 @@ def figures_not_in_the_summary(guide: str, benches: str) -> list[str]:
     return [figure for figure in _GUIDE_FIGURE.findall(text) if not stands(figure)]
 
 
-def test_the_guide_quotes_figures_of_the_benches_summary() -> None:
+def test_the_docs_quote_figures_of_the_benches_summary() -> None:
     benches = BENCHES.read_text()
-    pages = sorted((ROOT / "docs" / "guide").glob("*.md"))
+    pages = sorted((ROOT / "docs").rglob("*.md"))
     assert pages
-    found = {page.name: figures_not_in_the_summary(page.read_text(), benches) for page in pages}
+    found = {str(page.relative_to(ROOT)): figures_not_in_the_summary(page.read_text(), benches) for page in pages}
     assert {name: figures for name, figures in found.items() if figures} == {}
 
 
